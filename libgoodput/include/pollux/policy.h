@@ -1,0 +1,126 @@
+// Cluster scheduling policies: given the jobs (with speedup functions,
+// ages, restarts, limits), the nodes (GPU counts) and the current
+// allocation, return a new allocation. Pollux (section 4.2), and the two
+// baselines the paper compares against: Tiresias and Optimus+Oracle.
+#ifndef POLLUX_POLICY_H
+#define POLLUX_POLICY_H
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pollux/speedup.h"
+
+namespace pollux {
+
+/// A node of the cluster. Its index in the nodes vector identifies it.
+struct NodeInfo {
+  int gpus = 0;
+};
+
+/// GPUs (replicas) of one job on one node.
+struct NodeShare {
+  int node = 0;
+  int gpus = 0;
+  bool operator==(const NodeShare& o) const noexcept { return node == o.node && gpus == o.gpus; }
+};
+
+/// A job's allocation: one entry per node used, sorted by node index, no
+/// zero entries. Empty = not running.
+using Placement = std::vector<NodeShare>;
+
+int placement_nodes(const Placement& p) noexcept;
+int placement_gpus(const Placement& p) noexcept;
+/// Sorts by node, merges duplicates and drops zero entries.
+Placement normalize_placement(Placement p);
+
+/// What a policy knows of one job.
+struct JobInfo {
+  std::uint64_t id = 0;          ///< stable across rounds (policies keep per-job state)
+  SpeedupFn speedup;             ///< empty: no model yet, linear speedup
+  double submit_time = 0;        ///< seconds; ties in FIFO order are broken by id
+  double age = 0;                ///< seconds since submission
+  int restarts = 0;              ///< re-allocations so far
+  int min_replicas = 0;          ///< fewer GPUs than this is useless: give 0
+  int max_replicas = 1;          ///< never more GPUs than this
+  double attained_service = 0;   ///< GPU-seconds received so far
+  int requested_gpus = 1;        ///< the user-given size (Tiresias runs jobs at it)
+  /// Optimus+Oracle only: seconds per iteration at the user's batch size
+  /// with R replicas, and the exact number of iterations left.
+  std::function<double(int replicas)> iteration_time;
+  double remaining_iterations = 0;
+};
+
+enum class SearchKind {
+  kGenetic,  ///< the paper's GA: population x generations, seeded by the last round
+  kLocal,    ///< greedy construction + local search on the same fitness (default)
+};
+
+/// Every tunable of the policies, with the paper's defaults.
+struct PolicyOptions {
+  double fairness_p = -1.0;            ///< power-mean exponent; more negative = fairer
+  double restart_delay = 30.0;         ///< D, seconds a re-allocation costs a job
+  double interval = 60.0;              ///< seconds between scheduling rounds
+  bool interference_avoidance = true;  ///< at most one distributed job per node
+  int max_nodes_per_job = 16;
+  /// Slurm grants GPUs per node uniformly: a multi-node job gets the same
+  /// number of GPUs on every node it uses. Off in the paper.
+  bool uniform_gpus_per_node = false;
+  SearchKind search = SearchKind::kLocal;
+  int population = 100;                ///< GA population
+  int generations = 100;               ///< GA generations
+  /// Fitness evaluations the local search may spend per round
+  /// (0 = the GA's population x generations).
+  long long search_budget = 0;
+  std::uint64_t seed = 1;              ///< same seed, same inputs -> same result
+  double tiresias_queue_threshold = 16 * 3600.0;  ///< GPU-seconds
+};
+
+/// What the last optimize() call did, for logs and benchmarks.
+struct PolicyReport {
+  double fitness = 0;            ///< fitness of the returned allocation (Pollux)
+  long long evaluations = 0;     ///< fitness evaluations spent
+  double seconds = 0;            ///< wall time of the round
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string_view name() const noexcept = 0;
+
+  /// `current[i]` is the placement `jobs[i]` holds now (same length as
+  /// jobs). Returns one placement per job, in the same order, that respects
+  /// every constraint of `options()` and every node's capacity.
+  /// Throws std::invalid_argument on inconsistent input.
+  virtual std::vector<Placement> optimize(const std::vector<JobInfo>& jobs,
+                                          const std::vector<NodeInfo>& nodes,
+                                          const std::vector<Placement>& current,
+                                          double now) = 0;
+
+  const PolicyOptions& options() const noexcept { return options_; }
+  const PolicyReport& last_report() const noexcept { return report_; }
+
+ protected:
+  explicit Policy(const PolicyOptions& options) : options_(options) {}
+  PolicyOptions options_;
+  PolicyReport report_;
+};
+
+/// "pollux", "tiresias" or "optimus"; nullptr for an unknown name.
+std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyOptions& options);
+
+/// Checks an allocation against node capacity, max/min replicas, max nodes
+/// per job, interference avoidance and uniform GPUs per node (as enabled in
+/// `options`). Returns a description of the first violation, or nullopt.
+std::optional<std::string> check_allocation(const std::vector<JobInfo>& jobs,
+                                            const std::vector<NodeInfo>& nodes,
+                                            const std::vector<Placement>& alloc,
+                                            const PolicyOptions& options);
+
+}  // namespace pollux
+
+#endif  // POLLUX_POLICY_H

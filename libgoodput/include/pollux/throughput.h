@@ -1,0 +1,81 @@
+// The seven-parameter system throughput model of Pollux (section 3.2) and
+// its fit from profiled step times.
+//
+//   T_grad(m)     = alpha_c + beta_c * m                      one micro-step
+//   T_sync(N, R)  = 0                                if R == 1
+//                 = alpha_r + beta_r * max(R - 2, 0) if N == 1
+//                 = alpha_n + beta_n * max(R - 2, 0) if N > 1
+//   T_step        = (T_grad^gamma + T_sync^gamma)^(1/gamma)
+//   T_iter        = s * T_grad + T_step
+//   throughput    = R * m * (s + 1) / T_iter             examples per second
+// (exact zeros are replaced by 1e-8, as the reference implementation does).
+#ifndef POLLUX_THROUGHPUT_H
+#define POLLUX_THROUGHPUT_H
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace pollux {
+
+/// Fitted throughput parameters, in seconds (gamma is dimensionless).
+struct PerfParams {
+  double alpha_c = 0.1;   ///< constant part of one micro-step
+  double beta_c = 0.01;   ///< per-example part of one micro-step
+  double alpha_n = 0.1;   ///< inter-node synchronisation, constant part
+  double beta_n = 0.01;   ///< inter-node synchronisation, per replica beyond 2
+  double alpha_r = 0.1;   ///< intra-node synchronisation, constant part
+  double beta_r = 0.01;   ///< intra-node synchronisation, per replica beyond 2
+  double gamma = 1.001;   ///< overlap of compute and sync, in [1, 10]
+
+  static constexpr int kCount = 7;
+  std::array<double, kCount> to_array() const noexcept;
+  static PerfParams from_array(const std::array<double, kCount>& v) noexcept;
+  /// True when every field is finite, alphas/betas >= 0 and gamma in [1, 10].
+  bool valid() const noexcept;
+};
+
+double predict_grad_time(const PerfParams& p, double atomic_batch) noexcept;
+double predict_sync_time(const PerfParams& p, int nodes, int replicas) noexcept;
+double predict_step_time(const PerfParams& p, int nodes, int replicas, double atomic_batch) noexcept;
+double predict_iter_time(const PerfParams& p, int nodes, int replicas, double atomic_batch,
+                         int accum_steps) noexcept;
+/// Examples per second.
+double predict_throughput(const PerfParams& p, int nodes, int replicas, double atomic_batch,
+                          int accum_steps) noexcept;
+
+/// One profiled configuration: mean measured times at (nodes, replicas, atomic batch).
+struct ProfileSample {
+  int nodes = 1;
+  int replicas = 1;
+  double atomic_batch = 1;
+  double grad_time = 0;  ///< seconds of one micro-step (forward + backward)
+  double step_time = 0;  ///< seconds of the final micro-step incl. gradient sync (T_step)
+};
+
+struct FitOptions {
+  int max_evaluations = 2000;
+  double rel_tolerance = 1e-10;  ///< on the objective
+};
+
+struct FitResult {
+  PerfParams params;
+  double objective = 0;   ///< value of the regularised objective at params
+  int evaluations = 0;
+  /// Which parameters a prior fixed (order of PerfParams::to_array()).
+  std::array<bool, PerfParams::kCount> fixed{};
+  std::string status;     ///< the optimiser's result, for logs
+};
+
+/// Fits PerfParams by minimising
+///   RMSE(log T_grad) + RMSE(log T_step) + 1e-3 (gamma - 1)^2
+///   + 1e-2 ((beta_n / alpha_n)^2 + (beta_r / alpha_r)^2)
+/// with a bounded quasi-Newton method and an analytic gradient, applying the
+/// reference's priors for parameters the samples cannot identify.
+/// Throws std::invalid_argument if `samples` is empty or holds a
+/// non-positive or non-finite value.
+FitResult fit_perf_params(const std::vector<ProfileSample>& samples, const FitOptions& options = {});
+
+}  // namespace pollux
+
+#endif  // POLLUX_THROUGHPUT_H

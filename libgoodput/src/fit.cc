@@ -1,0 +1,202 @@
+// Fit of the throughput model from profiled samples (see pollux/throughput.h).
+//
+// The objective is the reference's: RMSE of log grad time + RMSE of log
+// step time + two small regularisers. It is minimised by NLopt's bounded
+// L-BFGS with the analytic gradient below. Parameters the samples cannot
+// identify are fixed by the reference's priors (lower bound == upper bound,
+// which NLopt treats as a fixed coordinate).
+#include <nlopt.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pollux/throughput.h"
+#include "throughput_terms.h"
+
+namespace pollux {
+namespace {
+
+constexpr int kN = PerfParams::kCount;
+enum Index { kAlphaC, kBetaC, kAlphaN, kBetaN, kAlphaR, kBetaR, kGamma };
+
+// Keeps sqrt differentiable when a noise-free fit reaches zero error; it
+// moves the objective by at most 1e-15.
+constexpr double kSqrtGuard = 1e-30;
+
+struct Problem {
+  const std::vector<ProfileSample>* samples;
+  std::vector<double> log_grad;  // log of measured grad times
+  std::vector<double> log_step;  // log of measured step times
+  int evaluations = 0;
+};
+
+double objective(unsigned n, const double* x, double* grad, void* data) {
+  auto& pb = *static_cast<Problem*>(data);
+  const auto& samples = *pb.samples;
+  const double ac = x[kAlphaC], bc = x[kBetaC], g = x[kGamma];
+  std::array<double, kN> g1{}, g2{};
+  double s1 = 0, s2 = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const ProfileSample& s = samples[i];
+    const double pa = ac + bc * s.atomic_batch;
+    const double d1 = std::log(pa) - pb.log_grad[i];
+    s1 += d1 * d1;
+
+    const detail::SyncTerms t = detail::sync_terms(s.nodes, s.replicas);
+    const int ia = t.link == detail::Link::kInterNode ? kAlphaN : kAlphaR;
+    const double net = t.link == detail::Link::kNone
+                           ? detail::kTiny + detail::kTiny * t.rounds
+                           : x[ia] + x[ia + 1] * t.rounds;
+    const double lo = detail::log_power_sum(pa, net, g);
+    const double d2 = lo - pb.log_step[i];
+    s2 += d2 * d2;
+    if (grad == nullptr) continue;
+
+    // d lo / d pa = wa / pa, d lo / d net = wn / net with wa + wn = 1.
+    const double wa = std::exp(g * (std::log(pa) - lo));
+    const double wn = std::exp(g * (std::log(net) - lo));
+    g1[kAlphaC] += d1 / pa;
+    g1[kBetaC] += d1 * s.atomic_batch / pa;
+    g2[kAlphaC] += d2 * wa / pa;
+    g2[kBetaC] += d2 * wa / pa * s.atomic_batch;
+    if (t.link != detail::Link::kNone) {
+      g2[ia] += d2 * wn / net;
+      g2[ia + 1] += d2 * wn / net * t.rounds;
+    }
+    g2[kGamma] += d2 * (wa * std::log(pa) + wn * std::log(net) - lo) / g;
+  }
+  const double count = static_cast<double>(samples.size());
+  const double err1 = std::sqrt(s1 / count + kSqrtGuard);
+  const double err2 = std::sqrt(s2 / count + kSqrtGuard);
+  const double reg1 = 1e-3 * (g - 1.0) * (g - 1.0);
+  const double rn = x[kBetaN] / x[kAlphaN], rr = x[kBetaR] / x[kAlphaR];
+  const double reg2 = 1e-2 * (rn * rn + rr * rr);
+  if (grad != nullptr) {
+    for (unsigned k = 0; k < n; ++k) grad[k] = g1[k] / (count * err1) + g2[k] / (count * err2);
+    grad[kGamma] += 2e-3 * (g - 1.0);
+    grad[kBetaN] += 2e-2 * rn / x[kAlphaN];
+    grad[kAlphaN] -= 2e-2 * rn * rn / x[kAlphaN];
+    grad[kBetaR] += 2e-2 * rr / x[kAlphaR];
+    grad[kAlphaR] -= 2e-2 * rr * rr / x[kAlphaR];
+  }
+  ++pb.evaluations;
+  return err1 + err2 + reg1 + reg2;
+}
+
+const char* status_name(nlopt_result r) {
+  switch (r) {
+    case NLOPT_SUCCESS: return "success";
+    case NLOPT_STOPVAL_REACHED: return "stopval reached";
+    case NLOPT_FTOL_REACHED: return "ftol reached";
+    case NLOPT_XTOL_REACHED: return "xtol reached";
+    case NLOPT_MAXEVAL_REACHED: return "max evaluations reached";
+    case NLOPT_MAXTIME_REACHED: return "max time reached";
+    case NLOPT_FAILURE: return "generic failure";
+    case NLOPT_INVALID_ARGS: return "invalid arguments";
+    case NLOPT_OUT_OF_MEMORY: return "out of memory";
+    case NLOPT_ROUNDOFF_LIMITED: return "roundoff limited";
+    case NLOPT_FORCED_STOP: return "forced stop";
+    default: break;
+  }
+  return "unknown";
+}
+
+void check_samples(const std::vector<ProfileSample>& samples) {
+  if (samples.empty()) throw std::invalid_argument("fit_perf_params: no samples");
+  for (const ProfileSample& s : samples) {
+    const bool ok = s.nodes >= 1 && s.replicas >= s.nodes && std::isfinite(s.atomic_batch) &&
+                    s.atomic_batch > 0 && std::isfinite(s.grad_time) && s.grad_time > 0 &&
+                    std::isfinite(s.step_time) && s.step_time > 0;
+    if (!ok)
+      throw std::invalid_argument("fit_perf_params: sample needs 1 <= nodes <= replicas and positive, finite times");
+  }
+}
+
+}  // namespace
+
+FitResult fit_perf_params(const std::vector<ProfileSample>& samples, const FitOptions& options) {
+  check_samples(samples);
+  Problem pb{&samples, {}, {}, 0};
+  pb.log_grad.reserve(samples.size());
+  pb.log_step.reserve(samples.size());
+  for (const ProfileSample& s : samples) {
+    pb.log_grad.push_back(std::log(s.grad_time));
+    pb.log_step.push_back(std::log(s.step_time));
+  }
+
+  std::array<double, kN> x = PerfParams{}.to_array();
+  std::array<double, kN> lower;
+  std::array<double, kN> upper;
+  lower.fill(detail::kTiny);
+  upper.fill(HUGE_VAL);
+  lower[kGamma] = 1.0;
+  upper[kGamma] = 10.0;
+  FitResult result;
+  auto fix = [&](int k, double value) {
+    x[k] = lower[k] = upper[k] = value;
+    result.fixed[k] = true;
+  };
+
+  std::set<double> batches;
+  bool multi_node = false, single_node_multi_replica = false, over_two = false;
+  double grad_sum = 0;
+  for (const ProfileSample& s : samples) {
+    batches.insert(s.atomic_batch);
+    multi_node |= s.nodes > 1;
+    single_node_multi_replica |= s.nodes == 1 && s.replicas > 1;
+    over_two |= s.replicas > 2;
+    grad_sum += s.grad_time;
+  }
+  // Priors for what the samples cannot identify.
+  if (batches.size() == 1) fix(kAlphaC, grad_sum / samples.size() / 2.0);
+  if (!multi_node) {
+    fix(kAlphaN, detail::kTiny);
+    fix(kBetaN, detail::kTiny);
+  }
+  if (!single_node_multi_replica) {
+    fix(kAlphaR, detail::kTiny);
+    fix(kBetaR, detail::kTiny);
+  }
+  if (!over_two) {
+    fix(kBetaN, detail::kTiny);
+    fix(kBetaR, detail::kTiny);
+  }
+
+  nlopt_opt opt = nlopt_create(NLOPT_LD_LBFGS, kN);
+  if (opt == nullptr) throw std::runtime_error("fit_perf_params: nlopt_create failed");
+  nlopt_set_lower_bounds(opt, lower.data());
+  nlopt_set_upper_bounds(opt, upper.data());
+  nlopt_set_min_objective(opt, objective, &pb);
+  nlopt_set_ftol_rel(opt, options.rel_tolerance);
+  nlopt_set_maxeval(opt, options.max_evaluations);
+  double value = 0;
+  const std::array<double, kN> start = x;
+  const nlopt_result status = nlopt_optimize(opt, x.data(), &value);
+  nlopt_destroy(opt);
+  result.status = status_name(status);
+  // A failed run may leave x unusable: fall back to the feasible start.
+  bool finite = std::isfinite(value);
+  for (double v : x) finite = finite && std::isfinite(v);
+  if (status < 0 && !finite) {
+    x = start;
+    value = objective(kN, x.data(), nullptr, &pb);
+  }
+  for (int k = 0; k < kN; ++k) x[k] = std::clamp(x[k], lower[k], upper[k]);
+
+  result.params = PerfParams::from_array(x);
+  if (!multi_node) {
+    // Prior: inter-node sync is at least as slow as intra-node sync.
+    result.params.alpha_n = std::max(result.params.alpha_n, result.params.alpha_r * 1.1);
+    result.params.beta_n = std::max(result.params.beta_n, result.params.beta_r * 1.1);
+  }
+  result.objective = value;
+  result.evaluations = pb.evaluations;
+  return result;
+}
+
+}  // namespace pollux
