@@ -1,0 +1,76 @@
+// Job records and requests (see job_record.h).
+#include "job_record.h"
+
+#include <cstring>
+
+namespace pollux::sched {
+namespace {
+
+std::string text(const char* s) { return s != nullptr ? s : ""; }
+
+}  // namespace
+
+JobShape shape_of(const job_desc_msg_t* d) {
+  JobShape s;
+  s.batch = d->script != nullptr;
+  s.requeue = d->requeue == NO_VAL16 ? slurm_conf.job_requeue != 0 : d->requeue != 0;
+  s.array = d->array_inx != nullptr;
+  s.heterogeneous = d->het_job_offset != NO_VAL;
+  s.min_nodes = d->min_nodes;
+  s.max_nodes = d->max_nodes;
+  s.tres_per_node = text(d->tres_per_node);
+  s.tres_per_job = text(d->tres_per_job);
+  s.tres_per_socket = text(d->tres_per_socket);
+  s.tres_per_task = text(d->tres_per_task);
+  return s;
+}
+
+JobShape shape_of(const job_record_t* j) {
+  JobShape s;
+  s.batch = j->batch_flag != 0;
+  s.requeue = j->details != nullptr && j->details->requeue != 0;
+  s.array = j->array_recs != nullptr || j->array_task_id != NO_VAL;
+  s.heterogeneous = j->het_job_id != 0 && j->het_job_id != NO_VAL;
+  if (j->details != nullptr) {
+    s.min_nodes = j->details->min_nodes;
+    s.max_nodes = j->details->max_nodes;
+  }
+  s.tres_per_node = text(j->tres_per_node);
+  s.tres_per_job = text(j->tres_per_job);
+  s.tres_per_socket = text(j->tres_per_socket);
+  s.tres_per_task = text(j->tres_per_task);
+  return s;
+}
+
+std::optional<JobState> pollux_state(const job_record_t* job) {
+  if (job->system_comment == nullptr) return std::nullopt;
+  return parse_comment(job->system_comment);
+}
+
+bool new_elastic_job(const job_record_t* job) {
+  // job_submit/pollux's hold shows as a user hold: Slurm marks every hold
+  // placed at submission so (job_mgr.c, _job_create).
+  return IS_JOB_PENDING(job) && job->priority == 0 &&
+         (job->state_reason == WAIT_HELD_USER || job->state_reason == WAIT_HELD) &&
+         job->state_desc == nullptr && !pollux_state(job) && classify(shape_of(job));
+}
+
+bool held_by_pollux(const job_record_t* job) {
+  if (!IS_JOB_PENDING(job) || job->priority != 0) return false;
+  if (job->state_reason == WAIT_HELD && job->state_desc != nullptr)
+    return std::strncmp(job->state_desc, kHoldPrefix, std::strlen(kHoldPrefix)) == 0;
+  return new_elastic_job(job);
+}
+
+void set_pollux_hold(job_record_t* job, const char* reason) {
+  job->priority = 0;
+  job->state_reason = WAIT_HELD;
+  set_string(&job->state_desc, reason);
+}
+
+void set_string(char** field, const std::string& value) {
+  xfree(*field);
+  *field = xstrdup(value.c_str());
+}
+
+}  // namespace pollux::sched

@@ -1,0 +1,67 @@
+// Which jobs are elastic, and the sizes an elastic job may be given.
+//
+// An elastic job is a requeueable batch job (--requeue, or JobRequeue=1 in
+// slurm.conf and no --no-requeue) submitted with a node range (-N MIN-MAX,
+// MIN < MAX) and an untyped GPU count per node (--gpus-per-node=G or
+// --gres=gpu:G), and nothing else that fixes its shape. sched/pollux may run it on any n nodes, MIN <= n <= MAX, with the
+// same g GPUs on each, 1 <= g <= G. Every other job is rigid. The same
+// rules classify a job at submission (job_submit/pollux, from the request)
+// and in the scheduler (sched/pollux, from the job record).
+#ifndef POLLUX_SCHED_ELASTIC_H
+#define POLLUX_SCHED_ELASTIC_H
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace pollux::sched {
+
+struct ElasticRange {
+  int min_nodes = 1;
+  int max_nodes = 1;
+  int gpus_per_node = 1;  ///< the most GPUs per node the job takes
+
+  int min_gpus() const noexcept { return min_nodes; }
+  int max_gpus() const noexcept { return max_nodes * gpus_per_node; }
+  /// True when (nodes, gpus on each) is a size the job may be given.
+  bool allows(int nodes, int gpus_per_node_used) const noexcept;
+  bool operator==(const ElasticRange& o) const noexcept {
+    return min_nodes == o.min_nodes && max_nodes == o.max_nodes && gpus_per_node == o.gpus_per_node;
+  }
+};
+
+/// "MIN-MAXxG", e.g. "1-4x4".
+std::string format_range(const ElasticRange& range);
+std::optional<ElasticRange> parse_range(std::string_view text);
+
+/// The parts of a job (request or record) that decide whether it is elastic.
+/// Node counts of 0 or above kMaxNodes mean "not given".
+struct JobShape {
+  bool batch = false;          ///< has a batch script (sbatch)
+  bool requeue = false;        ///< requeueable (--requeue or the JobRequeue default)
+  bool array = false;          ///< a job array or one of its tasks
+  bool heterogeneous = false;  ///< a het job component
+  unsigned min_nodes = 0;
+  unsigned max_nodes = 0;
+  std::string tres_per_node;   ///< e.g. "gres:gpu:4"
+  std::string tres_per_job;    ///< --gpus
+  std::string tres_per_socket;
+  std::string tres_per_task;
+};
+
+inline constexpr unsigned kMaxNodes = 100000;
+
+/// The range when the job is elastic; otherwise nullopt and `why_rigid`
+/// (when given) says which rule it misses.
+std::optional<ElasticRange> classify(const JobShape& shape, std::string* why_rigid = nullptr);
+
+/// GPUs per node in a tres_per_node string when it asks for untyped GPUs
+/// and nothing else ("gres:gpu:4", "gres/gpu:4", "gpu:4"); nullopt otherwise.
+std::optional<int> untyped_gpus_per_node(std::string_view tres_per_node);
+
+/// The tres_per_node value that asks for `gpus` GPUs per node.
+std::string gpus_per_node_tres(int gpus);
+
+}  // namespace pollux::sched
+
+#endif  // POLLUX_SCHED_ELASTIC_H

@@ -1,0 +1,50 @@
+// Reading the elastic jobs' hint files from the spool each round, outside
+// slurmctld's locks. The files are untrusted: read_hint_file() (spool
+// library) checks owner, symlinks, size, every field and the version. A
+// rejected hint is logged once per job and reason, and the job is then
+// treated as having no model (linear speedup) until a valid hint appears.
+#ifndef POLLUX_SCHED_HINTS_H
+#define POLLUX_SCHED_HINTS_H
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "round.h"
+
+namespace pollux::sched {
+
+class HintReader {
+ public:
+  /// Receives one line per rejection, "JobId=<id>: <reason>".
+  using Logger = std::function<void(const std::string&)>;
+  explicit HintReader(Logger log) : log_(std::move(log)) {}
+
+  /// One JobInput per job of the snapshot (jobs held by others get none).
+  /// A file unchanged since the last round (same inode, size, mtime) is not
+  /// read again.
+  std::vector<JobInput> read(const Snapshot& snap, const std::string& spool_dir);
+
+ private:
+  struct Cached {
+    ino_t ino = 0;
+    off_t size = 0;
+    std::int64_t mtime_ns = 0;
+    JobInput input;
+  };
+  Logger log_;
+  std::unordered_map<std::uint32_t, Cached> cache_;       // by job id: the last valid hint
+  std::unordered_map<std::uint32_t, std::string> logged_;  // by job id: the last rejection logged
+};
+
+/// The JobInput a valid hint gives: its model (if it has one) and its
+/// checkpoint acknowledgement (if it is ready to be requeued).
+JobInput job_input(const Hint& hint);
+
+}  // namespace pollux::sched
+
+#endif  // POLLUX_SCHED_HINTS_H

@@ -1,0 +1,127 @@
+// SystemComment format (see job_comment.h).
+#include "job_comment.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace pollux::sched {
+namespace {
+
+constexpr std::string_view kSeparator = " | ";
+
+std::string number(double v, const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::vector<std::string_view> words(std::string_view s) {
+  std::vector<std::string_view> out;
+  while (!s.empty()) {
+    const auto sp = s.find(' ');
+    if (sp != 0) out.push_back(s.substr(0, sp));
+    if (sp == std::string_view::npos) break;
+    s.remove_prefix(sp + 1);
+  }
+  return out;
+}
+
+template <typename T>
+bool parse_number(std::string_view s, T& out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+// "NxG@hostlist" or "0".
+std::optional<Alloc> parse_alloc(std::string_view s) {
+  if (s == "0") return Alloc{};
+  const auto x = s.find('x');
+  const auto at = s.find('@');
+  if (x == std::string_view::npos || at == std::string_view::npos || at < x) return std::nullopt;
+  Alloc a;
+  if (!parse_number(s.substr(0, x), a.nodes) || !parse_number(s.substr(x + 1, at - x - 1), a.gpus_per_node))
+    return std::nullopt;
+  a.node_list = std::string(s.substr(at + 1));
+  if (a.nodes < 1 || a.gpus_per_node < 1 || a.node_list.empty()) return std::nullopt;
+  return a;
+}
+
+std::string format_alloc(const Alloc& a) {
+  if (a.empty()) return "0";
+  return std::to_string(a.nodes) + "x" + std::to_string(a.gpus_per_node) + "@" + a.node_list;
+}
+
+}  // namespace
+
+const char* phase_name(Phase phase) noexcept {
+  switch (phase) {
+    case Phase::kHeld: return "held";
+    case Phase::kStarting: return "start";
+    case Phase::kRunning: return "run";
+    case Phase::kCheckpointing: return "ckpt";
+  }
+  return "?";
+}
+
+std::string format_comment(const JobView& v, const JobState& s) {
+  std::string out(kCommentPrefix);
+  out += " gpus=" + std::to_string(v.gpus) + " nodes=" + std::to_string(v.nodes);
+  if (v.has_model) {
+    out += " goodput=" + number(v.goodput, "%.4g") + "/s eff=" + number(v.efficiency, "%.2f") +
+           " speedup=" + number(v.speedup, "%.2f") + " bsz=" + std::to_string(v.batch) + "x" +
+           std::to_string(v.micro_steps);
+    if (v.noise_scale > 0 && std::isfinite(v.noise_scale)) out += " gns=" + number(v.noise_scale, "%.4g");
+  } else {
+    out += " model=none speedup=" + number(v.speedup, "%.2f");
+  }
+  if (!s.why.empty()) out += " why=" + s.why;
+  out += std::string(kSeparator) + "state=" + phase_name(s.phase) + " range=" + format_range(s.range) +
+         " alloc=" + format_alloc(s.alloc) + " since=" + std::to_string(static_cast<long long>(s.since));
+  return out;
+}
+
+std::optional<JobState> parse_comment(std::string_view comment) {
+  if (comment.substr(0, kCommentPrefix.size()) != kCommentPrefix) return std::nullopt;
+  const auto sep = comment.rfind(kSeparator);
+  if (sep == std::string_view::npos) return std::nullopt;
+  JobState s;
+  bool have_phase = false, have_range = false, have_alloc = false, have_since = false;
+  for (std::string_view w : words(comment.substr(kCommentPrefix.size()))) {
+    const auto eq = w.find('=');
+    if (eq == std::string_view::npos) continue;  // the separator
+    const std::string_view key = w.substr(0, eq), value = w.substr(eq + 1);
+    if (key == "why") {
+      s.why = std::string(value);
+    } else if (key == "state") {
+      have_phase = true;
+      if (value == "held") s.phase = Phase::kHeld;
+      else if (value == "start") s.phase = Phase::kStarting;
+      else if (value == "run") s.phase = Phase::kRunning;
+      else if (value == "ckpt") s.phase = Phase::kCheckpointing;
+      else return std::nullopt;
+    } else if (key == "range") {
+      const auto r = parse_range(value);
+      if (!r) return std::nullopt;
+      s.range = *r;
+      have_range = true;
+    } else if (key == "alloc") {
+      const auto a = parse_alloc(value);
+      if (!a) return std::nullopt;
+      s.alloc = *a;
+      have_alloc = true;
+    } else if (key == "since") {
+      long long t = 0;
+      if (!parse_number(value, t) || t < 0) return std::nullopt;
+      s.since = static_cast<double>(t);
+      have_since = true;
+    }  // the view's keys, and keys a newer version may add
+  }
+  if (!have_phase || !have_range || !have_alloc || !have_since) return std::nullopt;
+  if ((s.phase == Phase::kStarting || s.phase == Phase::kRunning) && s.alloc.empty()) return std::nullopt;
+  if (s.phase == Phase::kHeld && !s.alloc.empty()) return std::nullopt;
+  return s;
+}
+
+}  // namespace pollux::sched

@@ -1,0 +1,80 @@
+// What sched/pollux keeps about each elastic job, in the job's
+// SystemComment: a field that only slurmctld writes (neither users nor
+// administrators can update it), that `scontrol show job` prints and that
+// Slurm saves with the job's state, so the plugin's view of every job
+// survives a slurmctld restart without a state file of its own.
+//
+//   pollux: gpus=8 nodes=2 goodput=1234/s eff=0.81 speedup=5.2 bsz=2048x1 gns=512 why=grow | state=run range=1-4x4 alloc=2x4@n1,n2 since=1700000000
+//
+// Left of " | ": the scheduler's view for people (doc/man/sched_pollux.5).
+// Right of it: the state the plugin reads back each round.
+#ifndef POLLUX_SCHED_JOB_COMMENT_H
+#define POLLUX_SCHED_JOB_COMMENT_H
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "elastic.h"
+
+namespace pollux::sched {
+
+/// Where an elastic job is in its life under sched/pollux.
+enum class Phase {
+  kHeld,           ///< pending, held by sched/pollux: no GPUs this round
+  kStarting,       ///< pending, released at `alloc`: Slurm starts it there
+  kRunning,        ///< running at `alloc`
+  kCheckpointing,  ///< running, signalled at `since` to checkpoint for a move to `alloc`
+};
+
+const char* phase_name(Phase phase) noexcept;  // "held", "start", "run", "ckpt"
+
+/// A job's size: `nodes` nodes (`node_list`, comma-separated names) with
+/// `gpus_per_node` GPUs on each. Empty = no GPUs.
+struct Alloc {
+  int nodes = 0;
+  int gpus_per_node = 0;
+  std::string node_list;
+
+  int gpus() const noexcept { return nodes * gpus_per_node; }
+  bool empty() const noexcept { return nodes == 0; }
+  bool operator==(const Alloc& o) const noexcept {
+    return nodes == o.nodes && gpus_per_node == o.gpus_per_node && node_list == o.node_list;
+  }
+  bool operator!=(const Alloc& o) const noexcept { return !(*this == o); }
+};
+
+/// The state part.
+struct JobState {
+  ElasticRange range;
+  Phase phase = Phase::kHeld;
+  Alloc alloc;       ///< the decided size (kStarting, kCheckpointing) or the current one
+  double since = 0;  ///< Unix time the phase began
+  std::string why;   ///< the last decision: start, grow, shrink, move, wait, preempt, keep, cancel
+};
+
+/// The view part, for people.
+struct JobView {
+  int gpus = 0;
+  int nodes = 0;
+  bool has_model = false;   ///< false: no valid hint yet, linear speedup assumed
+  double goodput = 0;       ///< examples per second at the decided size
+  double efficiency = 0;    ///< statistical efficiency at the chosen batch
+  double speedup = 0;       ///< over one GPU
+  long long batch = 0;      ///< total batch size M
+  int micro_steps = 0;      ///< micro-steps per optimizer step (accumulation + 1)
+  double noise_scale = 0;   ///< gradient noise scale B_noise (0: unknown)
+};
+
+std::string format_comment(const JobView& view, const JobState& state);
+
+/// The state of a SystemComment written by format_comment(); nullopt for
+/// anything else (an empty or foreign comment, a damaged field).
+std::optional<JobState> parse_comment(std::string_view comment);
+
+/// The prefix every comment sched/pollux writes starts with.
+inline constexpr std::string_view kCommentPrefix = "pollux:";
+
+}  // namespace pollux::sched
+
+#endif  // POLLUX_SCHED_JOB_COMMENT_H

@@ -1,0 +1,297 @@
+// One scheduling round (see round.h).
+#include "round.h"
+
+#include <algorithm>
+#include <climits>
+#include <exception>
+#include <numeric>
+#include <unordered_map>
+
+namespace pollux::sched {
+namespace {
+
+// GPUs per node of a uniform placement; 0 when empty, -1 when not uniform.
+int uniform_share(const Placement& p) {
+  int g = 0;
+  for (const NodeShare& s : p) {
+    if (g != 0 && s.gpus != g) return -1;
+    g = s.gpus;
+  }
+  return g;
+}
+
+void add(std::vector<int>& use, const Placement& p, int sign = 1) {
+  for (const NodeShare& s : p) use[static_cast<std::size_t>(s.node)] += sign * s.gpus;
+}
+
+bool fits(const std::vector<int>& use, const std::vector<int>& cap, const Placement& p) {
+  for (const NodeShare& s : p) {
+    const auto n = static_cast<std::size_t>(s.node);
+    if (n >= cap.size() || use[n] + s.gpus > cap[n]) return false;
+  }
+  return true;
+}
+
+// Keeps GPUs free for the rigid GPU jobs at the head of the queue, first
+// come first served, as Slurm's main loop would start them: stops at the
+// first job that does not fit. Prefers nodes where elastic jobs hold the
+// fewest GPUs, so that the fewest elastic jobs have to move.
+int reserve_for_rigid(const Snapshot& snap, const std::vector<int>& elastic_use, std::vector<int>& free) {
+  std::vector<std::size_t> order(snap.nodes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return elastic_use[a] < elastic_use[b]; });
+  int reserved = 0;
+  for (const RigidRequest& r : snap.rigid_queue) {
+    std::vector<int> take(free.size(), 0);
+    int placed = 0;
+    if (r.gpus_per_node > 0) {
+      int nodes = 0;
+      for (std::size_t n : order) {
+        if (nodes == r.nodes) break;
+        if (snap.nodes[n].usable && free[n] >= r.gpus_per_node) {
+          take[n] = r.gpus_per_node;
+          ++nodes;
+        }
+      }
+      if (nodes < r.nodes) break;
+      placed = r.nodes * r.gpus_per_node;
+    } else {
+      int left = r.gpus;
+      for (std::size_t n : order) {
+        if (left == 0) break;
+        if (!snap.nodes[n].usable) continue;
+        take[n] = std::min(free[n], left);
+        left -= take[n];
+      }
+      if (left > 0 || r.gpus <= 0) break;
+      placed = r.gpus;
+    }
+    for (std::size_t n = 0; n < free.size(); ++n) free[n] -= take[n];
+    reserved += placed;
+  }
+  return reserved;
+}
+
+const char* resize_reason(const Placement& from, const Placement& to) {
+  const int a = placement_gpus(from), b = placement_gpus(to);
+  if (b == 0) return "preempt";
+  if (b > a) return "grow";
+  if (b < a) return "shrink";
+  return "move";
+}
+
+}  // namespace
+
+const char* action_name(Action action) noexcept {
+  switch (action) {
+    case Action::kNone: return "none";
+    case Action::kHold: return "hold";
+    case Action::kRelease: return "release";
+    case Action::kSignal: return "signal";
+    case Action::kRequeue: return "requeue";
+  }
+  return "?";
+}
+
+std::string node_list(const Placement& p, const std::vector<NodeSnapshot>& nodes) {
+  std::string out;
+  for (const NodeShare& s : p) {
+    if (!out.empty()) out += ',';
+    out += nodes[static_cast<std::size_t>(s.node)].name;
+  }
+  return out;
+}
+
+Alloc to_alloc(const Placement& p, const std::vector<NodeSnapshot>& nodes) {
+  Alloc a;
+  if (p.empty()) return a;
+  a.nodes = static_cast<int>(p.size());
+  a.gpus_per_node = p.front().gpus;
+  a.node_list = node_list(p, nodes);
+  return a;
+}
+
+Placement to_placement(const Alloc& a, const std::vector<NodeSnapshot>& nodes) {
+  if (a.empty()) return {};
+  Placement p;
+  std::string_view rest = a.node_list;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    const auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodeSnapshot& n) { return n.name == name; });
+    if (it == nodes.end()) return {};
+    p.push_back({static_cast<int>(it - nodes.begin()), a.gpus_per_node});
+  }
+  p = normalize_placement(std::move(p));
+  if (static_cast<int>(p.size()) != a.nodes) return {};
+  return p;
+}
+
+RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
+                       Policy* policy) {
+  RoundResult result;
+  const std::size_t node_count = snap.nodes.size();
+
+  // GPUs the elastic jobs may share: free of rigid jobs, minus what the
+  // rigid queue needs. On nodes that take no new work, running elastic
+  // jobs may stay where they are.
+  std::vector<int> elastic_use(node_count, 0);
+  for (const ElasticJobSnapshot& j : snap.jobs)
+    if (j.running && !j.held_by_other) add(elastic_use, j.current);
+  std::vector<int> cap(node_count, 0);
+  for (std::size_t n = 0; n < node_count; ++n)
+    cap[n] = snap.nodes[n].usable ? std::max(0, snap.nodes[n].gpus - snap.nodes[n].rigid_gpus) : 0;
+  result.reserved_gpus = reserve_for_rigid(snap, elastic_use, cap);
+  for (std::size_t n = 0; n < node_count; ++n)
+    if (!snap.nodes[n].usable) cap[n] = elastic_use[n];
+
+  // The jobs the policy schedules, and what each holds or was promised.
+  std::vector<std::size_t> sched;  // indices into snap.jobs
+  for (std::size_t i = 0; i < snap.jobs.size(); ++i)
+    if (!snap.jobs[i].held_by_other) sched.push_back(i);
+  auto phase_of = [&](const ElasticJobSnapshot& j) { return j.state ? j.state->phase : Phase::kHeld; };
+  // Without a (usable) answer from the policy every job keeps what it has.
+  std::vector<Placement> keep(sched.size());
+  for (std::size_t k = 0; k < sched.size(); ++k) {
+    const ElasticJobSnapshot& j = snap.jobs[sched[k]];
+    const Phase ph = phase_of(j);
+    if (j.running && ph != Phase::kCheckpointing)
+      keep[k] = j.current;
+    else if (ph != Phase::kHeld)
+      keep[k] = j.decided;
+  }
+  // The policy's view of the present: running allocations first, then
+  // promises (checkpointing, starting), each only while it still fits.
+  std::vector<Placement> current(sched.size());
+  {
+    std::vector<int> use(node_count, 0);
+    for (int pass = 0; pass < 3; ++pass) {
+      for (std::size_t k = 0; k < sched.size(); ++k) {
+        const ElasticJobSnapshot& j = snap.jobs[sched[k]];
+        const Phase ph = phase_of(j);
+        const int job_pass = (j.running && ph != Phase::kCheckpointing) ? 0 : ph == Phase::kCheckpointing ? 1 : 2;
+        if (job_pass != pass || keep[k].empty() || !fits(use, cap, keep[k])) continue;
+        current[k] = keep[k];
+        add(use, current[k]);
+      }
+    }
+  }
+
+  std::vector<Placement> chosen = keep;
+  if (policy != nullptr && !sched.empty()) {
+    std::vector<JobInfo> jobs;
+    jobs.reserve(sched.size());
+    for (std::size_t k = 0; k < sched.size(); ++k) {
+      const ElasticJobSnapshot& j = snap.jobs[sched[k]];
+      const JobInput& in = inputs[sched[k]];
+      JobInfo info;
+      info.id = j.job_id;
+      info.speedup = range_speedup(in.model, j.range);
+      info.submit_time = j.submit_time;
+      info.age = std::max(0.0, snap.now - j.submit_time);
+      info.restarts = j.restarts;
+      info.min_replicas = j.range.min_gpus();
+      info.max_replicas = std::min(j.range.max_gpus(), in.model ? in.model->max_gpus_by_batch() : INT_MAX);
+      info.max_replicas = std::max(info.max_replicas, info.min_replicas);
+      info.requested_gpus = j.range.max_gpus();
+      if (j.running) info.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
+      jobs.push_back(std::move(info));
+    }
+    std::vector<NodeInfo> nodes(node_count);
+    for (std::size_t n = 0; n < node_count; ++n) nodes[n].gpus = cap[n];
+    try {
+      std::vector<Placement> out = policy->optimize(jobs, nodes, current, snap.now);
+      result.report = policy->last_report();
+      result.policy_ran = true;
+      if (out.size() != sched.size()) {
+        result.error = "the policy returned " + std::to_string(out.size()) + " placements for " +
+                       std::to_string(sched.size()) + " jobs";
+      } else {
+        for (Placement& p : out) p = normalize_placement(std::move(p));
+        if (auto bad = check_allocation(jobs, nodes, out, policy->options())) result.error = *bad;
+        for (std::size_t k = 0; k < sched.size() && result.error.empty(); ++k) {
+          const int g = uniform_share(out[k]);
+          const int n = static_cast<int>(out[k].size());
+          if (g < 0 || (g > 0 && !snap.jobs[sched[k]].range.allows(n, g)))
+            result.error = "the policy gave job " + std::to_string(snap.jobs[sched[k]].job_id) +
+                           " a size outside its range " + format_range(snap.jobs[sched[k]].range);
+        }
+        if (result.error.empty()) chosen = std::move(out);
+      }
+    } catch (const std::exception& e) {
+      result.error = std::string("the policy failed: ") + e.what();
+    }
+  }
+
+  for (std::size_t k = 0; k < sched.size(); ++k) {
+    const std::size_t i = sched[k];
+    const ElasticJobSnapshot& j = snap.jobs[i];
+    const JobInput& in = inputs[i];
+    const Placement& p = chosen[k];
+    JobDecision d;
+    d.job = i;
+    d.placement = p;
+    JobState prev = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, ""});
+    JobState& st = d.state;
+    st = prev;
+    st.range = j.range;
+    const Alloc alloc = to_alloc(p, snap.nodes);
+    auto enter = [&](Phase ph) {
+      if (st.phase != ph) st.since = snap.now;
+      st.phase = ph;
+    };
+
+    if (!j.running) {
+      if (p.empty()) {
+        d.action = j.held_by_pollux ? Action::kNone : Action::kHold;
+        enter(Phase::kHeld);
+        st.alloc = {};
+        st.why = "wait";
+      } else {
+        const bool unchanged = !j.held_by_pollux && prev.phase == Phase::kStarting && p == j.decided;
+        d.action = unchanged ? Action::kNone : Action::kRelease;
+        if (!unchanged) {
+          if (prev.phase == Phase::kHeld || !j.state) st.why = "start";
+          st.since = snap.now;
+        }
+        st.phase = Phase::kStarting;
+        st.alloc = alloc;
+      }
+    } else if (prev.phase != Phase::kCheckpointing) {
+      if (p == j.current) {
+        enter(Phase::kRunning);
+        st.alloc = to_alloc(j.current, snap.nodes);
+      } else {
+        d.action = Action::kSignal;
+        st.phase = Phase::kCheckpointing;
+        st.since = snap.now;
+        st.alloc = alloc;
+        st.why = resize_reason(j.current, p);
+      }
+    } else if (p == j.current) {  // checkpointing, and the move is no longer wanted
+      enter(Phase::kRunning);
+      st.alloc = to_alloc(j.current, snap.nodes);
+      st.why = "cancel";
+    } else {
+      st.alloc = alloc;
+      st.why = resize_reason(j.current, p);
+      const bool acked = in.checkpoint_ack && *in.checkpoint_ack >= prev.since;
+      if (acked || snap.now >= prev.since + params.checkpoint_timeout) {
+        d.action = Action::kRequeue;
+        enter(p.empty() ? Phase::kHeld : Phase::kStarting);
+        st.since = snap.now;
+      }
+    }
+
+    const Placement& shown = st.phase == Phase::kRunning ? j.current : p;
+    const int g = uniform_share(shown);
+    d.view = view_at(in.model, static_cast<int>(shown.size()), g > 0 ? g : 0);
+    d.comment = format_comment(d.view, st);
+    result.decisions.push_back(std::move(d));
+  }
+  return result;
+}
+
+}  // namespace pollux::sched

@@ -1,0 +1,103 @@
+// job_submit/pollux: the companion of sched/pollux (JobSubmitPlugins=pollux).
+//
+// job_submit(): holds every elastic job (rules: plugin/core/elastic.h) at
+// submission, before slurmctld's main loop could start it at a size of its
+// own choosing; sched/pollux releases it at the size the policy decides.
+// job_modify(): keeps that promise afterwards: only sched/pollux (and
+// SlurmUser/root) may release a Pollux hold or change an elastic job's
+// size; an administrator's own hold (scontrol hold) is recorded as theirs,
+// so that sched/pollux leaves the job alone until they release it.
+// Does nothing unless SchedulerType=sched/pollux.
+#include <cstring>
+#include <exception>
+
+#include "common/job_record.h"
+#include "common/slurm_api.h"
+
+#define POLLUX_EXPORT __attribute__((visibility("default")))
+
+namespace {
+
+bool pollux_scheduler() { return xstrcmp(slurm_conf.schedtype, "sched/pollux") == 0; }
+
+bool changes_size(const job_desc_msg_t* d) {
+  return d->min_nodes != NO_VAL || d->max_nodes != NO_VAL || d->num_tasks != NO_VAL ||
+         d->ntasks_per_node != NO_VAL16 || d->tres_per_node != nullptr || d->tres_per_job != nullptr ||
+         d->tres_per_task != nullptr || d->tres_per_socket != nullptr || d->req_nodes != nullptr ||
+         d->exc_nodes != nullptr;
+}
+
+int submit(job_desc_msg_t* desc, uint32_t uid) {
+  if (!pollux_scheduler()) return SLURM_SUCCESS;
+  std::string why;
+  const auto range = pollux::sched::classify(pollux::sched::shape_of(desc), &why);
+  if (!range) {
+    debug("job_submit/pollux: rigid job from uid %u: %s", uid, why.c_str());
+    return SLURM_SUCCESS;
+  }
+  desc->priority = 0;  // released by sched/pollux at its decided size
+  debug("job_submit/pollux: elastic job from uid %u (%s nodes x GPUs): held until sched/pollux sizes it", uid,
+        pollux::sched::format_range(*range).c_str());
+  return SLURM_SUCCESS;
+}
+
+int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid) {
+  using namespace pollux::sched;
+  if (!pollux_scheduler()) return SLURM_SUCCESS;
+  if (xstrcmp(desc->alloc_node, kInternalUpdate) == 0) return SLURM_SUCCESS;  // sched/pollux itself
+  const bool managed = pollux_state(job).has_value() || new_elastic_job(job);
+  if (!managed || !IS_JOB_PENDING(job) && !IS_JOB_RUNNING(job)) return SLURM_SUCCESS;
+  const bool slurm_user = uid == 0 || uid == slurm_conf.slurm_user_id;
+  if (changes_size(desc) && !slurm_user) {
+    info("job_submit/pollux: JobId=%u: uid %u may not change the size of an elastic job: sched/pollux decides it",
+         job->job_id, uid);
+    return ESLURM_ACCESS_DENIED;
+  }
+  if (held_by_pollux(job)) {
+    if (desc->priority == INFINITE && !slurm_user) {
+      info("job_submit/pollux: JobId=%u: held by sched/pollux until a round gives it GPUs: release refused for uid %u",
+           job->job_id, uid);
+      return ESLURM_ACCESS_DENIED;
+    }
+    if (desc->priority == 0 && validate_operator(uid)) {  // an administrator's hold: theirs from now on
+      xfree(job->state_desc);
+      job->state_reason = WAIT_HELD;
+    }
+  }
+  return SLURM_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+POLLUX_EXPORT extern const char plugin_name[] = "Pollux elastic job submit plugin";
+POLLUX_EXPORT extern const char plugin_type[] = "job_submit/pollux";
+POLLUX_EXPORT extern const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+POLLUX_EXPORT int init(void) { return SLURM_SUCCESS; }
+POLLUX_EXPORT void fini(void) {}
+
+POLLUX_EXPORT int job_submit(job_desc_msg_t* desc, uint32_t submit_uid, char** err_msg) {
+  try {
+    return submit(desc, submit_uid);
+  } catch (const std::exception& e) {
+    error("job_submit/pollux: %s", e.what());
+  } catch (...) {
+    error("job_submit/pollux: unknown exception");
+  }
+  return SLURM_SUCCESS;  // never refuse a job because of the plugin's own failure
+}
+
+POLLUX_EXPORT int job_modify(job_desc_msg_t* desc, job_record_t* job, uint32_t submit_uid) {
+  try {
+    return modify(desc, job, submit_uid);
+  } catch (const std::exception& e) {
+    error("job_submit/pollux: %s", e.what());
+  } catch (...) {
+    error("job_submit/pollux: unknown exception");
+  }
+  return SLURM_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,127 @@
+// Enactment (see enact.h).
+#include "enact.h"
+
+#include <csignal>
+#include <cmath>
+
+#include "common/job_record.h"
+#include "core/elastic.h"
+
+namespace pollux::sched {
+namespace {
+
+constexpr const char* kWaitReason = "pollux: waiting for GPUs";
+/// A requeued job may start again this long after the requeue: sooner, its
+/// new launch credential could carry the revocation's time stamp.
+constexpr double kRequeueGap = 2.0;
+/// Begin times later than this after a requeue were set by Slurm itself.
+constexpr double kRequeueWindow = 1800.0;
+
+// A requeued job that has finished cleaning up is held by Slurm until its
+// launch credential window passes (batch_requeue_fini: begin time = now +
+// cred_expire + 1); sched/pollux knows the job's old steps are gone.
+std::optional<double> early_begin(const ElasticJobSnapshot& j, const JobState& s, double now) {
+  if (j.running || j.completing || j.restarts == 0 || s.phase != Phase::kStarting) return std::nullopt;
+  const double begin = std::max(s.since + kRequeueGap, now + 1);
+  if (j.begin_time <= begin + 1 || j.begin_time > s.since + kRequeueWindow) return std::nullopt;
+  return begin;
+}
+
+// update_job() for a size: min = max nodes, GPUs and tasks per node, the
+// nodes, and a release when the job is held.
+int set_size(job_record_t* job, const Alloc& alloc, bool release) {
+  auto* desc = static_cast<job_desc_msg_t*>(xmalloc(sizeof(job_desc_msg_t)));
+  slurm_init_job_desc_msg(desc);
+  desc->job_id = job->job_id;
+  desc->alloc_node = xstrdup(kInternalUpdate);
+  desc->min_nodes = desc->max_nodes = static_cast<uint32_t>(alloc.nodes);
+  desc->num_tasks = static_cast<uint32_t>(alloc.gpus());
+  desc->ntasks_per_node = static_cast<uint16_t>(alloc.gpus_per_node);
+  desc->tres_per_node = xstrdup(gpus_per_node_tres(alloc.gpus_per_node).c_str());
+  desc->req_nodes = xstrdup(alloc.node_list.c_str());
+  if (release) desc->priority = INFINITE;
+  slurm_msg_t msg;
+  slurm_msg_t_init(&msg);
+  msg.msg_type = REQUEST_UPDATE_JOB;
+  msg.protocol_version = SLURM_PROTOCOL_VERSION;
+  msg.data = desc;
+  const int rc = update_job(&msg, 0, false);
+  slurm_free_job_desc_msg(desc);
+  return rc;
+}
+
+std::string describe(const job_record_t* job, const char* what, int rc) {
+  return "JobId=" + std::to_string(job->job_id) + ": " + what + " failed: " + slurm_strerror(rc);
+}
+
+}  // namespace
+
+bool needs_enact(const Snapshot& snap, const RoundResult& round) {
+  for (const JobDecision& d : round.decisions) {
+    const ElasticJobSnapshot& j = snap.jobs[d.job];
+    if (d.action != Action::kNone || d.comment != j.system_comment || early_begin(j, d.state, snap.now))
+      return true;
+  }
+  return false;
+}
+
+EnactReport enact(const Snapshot& snap, const RoundResult& round) {
+  EnactReport r;
+  const auto now = static_cast<time_t>(snap.now);
+  for (const JobDecision& d : round.decisions) {
+    const ElasticJobSnapshot& j = snap.jobs[d.job];
+    job_record_t* job = find_job_record(j.job_id);
+    if (job == nullptr || job->restart_cnt != j.restarts ||
+        !(j.running ? IS_JOB_RUNNING(job) : IS_JOB_PENDING(job))) {
+      ++r.skipped;
+      continue;
+    }
+    int rc = SLURM_SUCCESS;
+    switch (d.action) {
+      case Action::kNone:
+        break;
+      case Action::kHold:
+        set_pollux_hold(job, kWaitReason);
+        ++r.held;
+        break;
+      case Action::kRelease:
+        rc = set_size(job, d.state.alloc, job->priority == 0);
+        if (rc != SLURM_SUCCESS) r.errors.push_back(describe(job, "setting its size", rc));
+        else ++r.released;
+        break;
+      case Action::kSignal:
+        rc = job_signal(job, SIGUSR1, 0, 0, false);
+        if (rc != SLURM_SUCCESS) r.errors.push_back(describe(job, "SIGUSR1 to its steps", rc));
+        else ++r.signalled;
+        break;
+      case Action::kRequeue:
+        rc = job_requeue(0, job->job_id, nullptr, false, 0);
+        if (rc != SLURM_SUCCESS) {
+          r.errors.push_back(describe(job, "requeue", rc));
+          break;
+        }
+        ++r.requeued;
+        if (d.state.alloc.empty()) {
+          set_pollux_hold(job, kWaitReason);
+        } else if ((rc = set_size(job, d.state.alloc, false)) != SLURM_SUCCESS) {
+          r.errors.push_back(describe(job, "setting its size after the requeue", rc));
+          set_pollux_hold(job, kWaitReason);  // never restart at the old size
+        }
+        if (job->details != nullptr) job->details->begin_time = now + static_cast<time_t>(kRequeueGap);
+        break;
+    }
+    if (rc != SLURM_SUCCESS) continue;  // the comment keeps the previous state: retried next round
+    if (auto begin = early_begin(j, d.state, snap.now); begin && job->details != nullptr) {
+      job->details->begin_time = static_cast<time_t>(std::ceil(*begin));
+      ++r.restarted_early;
+    }
+    if (d.comment != j.system_comment) {
+      set_string(&job->system_comment, d.comment);
+      ++r.comments;
+    }
+  }
+  if (r.changed()) last_job_update = now;
+  return r;
+}
+
+}  // namespace pollux::sched

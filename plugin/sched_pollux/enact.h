@@ -1,0 +1,32 @@
+// Applying a round's decisions to slurmctld's job records (under its write
+// locks): holds, releases at a size, checkpoint signals, requeues, and the
+// SystemComment of every elastic job.
+#ifndef POLLUX_SCHED_ENACT_H
+#define POLLUX_SCHED_ENACT_H
+
+#include <string>
+#include <vector>
+
+#include "core/round.h"
+
+namespace pollux::sched {
+
+struct EnactReport {
+  int held = 0, released = 0, signalled = 0, requeued = 0, comments = 0, restarted_early = 0;
+  int skipped = 0;  ///< the job changed since the snapshot (ended, started, requeued by others)
+  std::vector<std::string> errors;
+  bool changed() const noexcept {
+    return held + released + signalled + requeued + comments + restarted_early > 0;
+  }
+};
+
+/// True when enact() would change anything (so the write locks can be skipped).
+bool needs_enact(const Snapshot& snap, const RoundResult& round);
+
+/// Applies the decisions. Caller holds the config read, job and node write,
+/// partition and federation read locks.
+EnactReport enact(const Snapshot& snap, const RoundResult& round);
+
+}  // namespace pollux::sched
+
+#endif  // POLLUX_SCHED_ENACT_H

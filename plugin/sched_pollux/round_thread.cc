@@ -1,0 +1,272 @@
+// The scheduling thread (see round_thread.h).
+#include "round_thread.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <ctime>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "common/slurm_api.h"
+#include "core/hints.h"
+#include "core/params.h"
+#include "core/round.h"
+#include "enact.h"
+#include "snapshot.h"
+
+extern "C" {
+#include "src/plugins/sched/backfill/backfill.h"
+}
+
+namespace pollux::sched {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+class RoundThread {
+ public:
+  void start(const Params& initial) {
+    params_ = initial;
+    thread_ = std::thread([this] { run(); });
+  }
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void reconfigure() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      reconfig_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void run() {
+    // Signals belong to slurmctld's signal thread.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    Clock::time_point next_round = Clock::now();
+    Clock::time_point last_start = next_round;
+    for (;;) {
+      bool reload = false;
+      {
+        std::unique_lock<std::mutex> g(mu_);
+        const Clock::time_point wake = in_flight_ ? std::min(next_round, Clock::now() + kTick) : next_round;
+        cv_.wait_until(g, wake, [this] { return stop_ || reconfig_; });
+        if (stop_) return;
+        reload = reconfig_;
+        reconfig_ = false;
+      }
+      try {
+        if (reload) {
+          load_params();
+          next_round = std::min(next_round, last_start + seconds(params_.interval));
+        }
+        const Clock::time_point now = Clock::now();
+        if (now >= next_round) {
+          last_start = now;
+          round(true);
+          next_round = last_start + seconds(params_.interval);
+          if (Clock::now() > next_round) {
+            verbose("sched/pollux: the round took %.1f s, longer than pollux_interval=%g: the next one starts now",
+                    ms_since(last_start) / 1000, params_.interval);
+            next_round = Clock::now();
+          }
+        } else if (in_flight_) {
+          round(false);
+        }
+      } catch (const std::exception& e) {
+        error("sched/pollux: round failed: %s", e.what());
+      } catch (...) {
+        error("sched/pollux: round failed (unknown exception)");
+      }
+    }
+  }
+
+  static Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  }
+
+  void load_params() {
+    std::string sched_params, job_submit;
+    {
+      slurmctld_lock_t lock = {READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK, NO_LOCK};
+      lock_slurmctld(lock);
+      sched_params = slurm_conf.sched_params != nullptr ? slurm_conf.sched_params : "";
+      job_submit = slurm_conf.job_submit_plugins != nullptr ? slurm_conf.job_submit_plugins : "";
+      unlock_slurmctld(lock);
+    }
+    ParamsResult parsed = parse_params(sched_params);
+    for (const std::string& e : parsed.errors) error("sched/pollux: SchedulerParameters: %s", e.c_str());
+    const bool options_changed = !policy_ || !loaded_ || policy_options_differ(parsed.params);
+    if (!loaded_ || parsed.params != params_)
+      info("sched/pollux: parameters: %s", describe(parsed.params).c_str());
+    if (parsed.params.backfill != params_.backfill)  // the backfill thread started with init()
+      info("sched/pollux: pollux_backfill=%s takes effect when slurmctld restarts",
+           parsed.params.backfill ? "yes" : "no");
+    const bool backfill = params_.backfill;
+    params_ = parsed.params;
+    params_.backfill = backfill;
+    loaded_ = true;
+    if (options_changed) {
+      policy_ = make_policy("pollux", policy_options(params_));
+      if (!policy_)
+        error("sched/pollux: libgoodput has no \"pollux\" policy: running elastic jobs keep their sizes and "
+              "pending ones stay held");
+    }
+    if (xstrcasestr(job_submit.c_str(), "pollux") == nullptr)
+      error("sched/pollux: JobSubmitPlugins does not include pollux: elastic jobs are not held at submission "
+            "and Slurm may start them at a size of its own choosing before the first round");
+    ensure_spool();
+  }
+
+  bool policy_options_differ(const Params& p) const {
+    const PolicyOptions a = policy_options(p), b = policy_options(params_);
+    return a.fairness_p != b.fairness_p || a.restart_delay != b.restart_delay || a.interval != b.interval ||
+           a.interference_avoidance != b.interference_avoidance || a.max_nodes_per_job != b.max_nodes_per_job ||
+           a.search_budget != b.search_budget;
+  }
+
+  // The spool is world-writable and sticky, like /tmp (doc/hint-format.md).
+  void ensure_spool() {
+    struct stat st {};
+    if (::stat(params_.spool_dir.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode))
+        error("sched/pollux: pollux_spool_dir=%s is not a directory: no job's hint can be read",
+              params_.spool_dir.c_str());
+      else if ((st.st_mode & 01777) != 01777)
+        verbose("sched/pollux: %s is mode %o, not 1777: jobs may be unable to write their hints",
+                params_.spool_dir.c_str(), st.st_mode & 07777);
+      return;
+    }
+    std::string path;
+    for (std::size_t pos = 1; pos != std::string::npos;) {
+      pos = params_.spool_dir.find('/', pos + 1);
+      path = params_.spool_dir.substr(0, pos);
+      if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) break;
+    }
+    if (::chmod(params_.spool_dir.c_str(), 01777) != 0)
+      error("sched/pollux: cannot create the spool %s: %m", params_.spool_dir.c_str());
+    else
+      info("sched/pollux: created the spool %s (mode 1777)", params_.spool_dir.c_str());
+  }
+
+  void round(bool full) {
+    const Clock::time_point t0 = Clock::now();
+    Snapshot snap;
+    {
+      slurmctld_lock_t lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
+      lock_slurmctld(lock);
+      snap = take_snapshot(static_cast<double>(std::time(nullptr)));
+      unlock_slurmctld(lock);
+    }
+    const double read_ms = ms_since(t0);
+    const std::vector<JobInput> inputs = hints_.read(snap, params_.spool_dir);
+    const Clock::time_point t1 = Clock::now();
+    const RoundResult result = plan_round(snap, inputs, params_, full ? policy_.get() : nullptr);
+    const double plan_ms = ms_since(t1);
+    if (!result.error.empty()) error("sched/pollux: %s: no size changes this round", result.error.c_str());
+
+    EnactReport report;
+    double write_ms = 0;
+    if (needs_enact(snap, result)) {
+      const Clock::time_point t2 = Clock::now();
+      slurmctld_lock_t lock = {READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK};
+      lock_slurmctld(lock);
+      report = enact(snap, result);
+      unlock_slurmctld(lock);
+      write_ms = ms_since(t2);
+    }
+    for (const std::string& e : report.errors) error("sched/pollux: %s", e.c_str());
+    for (const JobDecision& d : result.decisions) {
+      if (d.action == Action::kNone) continue;
+      info("sched/pollux: JobId=%u: %s %s why=%s (%s)", snap.jobs[d.job].job_id, action_name(d.action),
+           d.state.alloc.empty() ? "0 GPUs" : (std::to_string(d.state.alloc.nodes) + "x" +
+                                               std::to_string(d.state.alloc.gpus_per_node) + " GPUs on " +
+                                               d.state.alloc.node_list).c_str(),
+           d.state.why.c_str(), d.comment.c_str());
+    }
+    if (report.changed()) {
+      schedule_job_save();
+      if (report.released + report.requeued + report.restarted_early > 0) queue_job_scheduler();
+    }
+    in_flight_ = false;
+    for (const JobDecision& d : result.decisions)
+      if (d.state.phase == Phase::kCheckpointing || d.state.phase == Phase::kStarting) in_flight_ = true;
+    if (full)
+      debug("sched/pollux: round: %zu elastic jobs, %zu GPU nodes, %d GPUs kept for rigid jobs; lock hold: "
+            "read %.3f ms, write %.3f ms; policy %.1f ms (%lld evaluations); total %.1f ms",
+            snap.jobs.size(), snap.nodes.size(), result.reserved_gpus, read_ms, write_ms, plan_ms,
+            static_cast<long long>(result.report.evaluations), ms_since(t0));
+    else
+      debug2("sched/pollux: transition round: lock hold: read %.3f ms, write %.3f ms", read_ms, write_ms);
+  }
+
+  static constexpr Clock::duration kTick = std::chrono::seconds(1);
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool reconfig_ = true;  // the first thing the thread does: read the parameters
+  bool in_flight_ = false;
+  bool loaded_ = false;
+  Params params_;
+  std::unique_ptr<Policy> policy_;
+  HintReader hints_{[](const std::string& line) { error("sched/pollux: %s", line.c_str()); }};
+  std::thread thread_;
+};
+
+RoundThread* rounds = nullptr;
+pthread_t backfill_thread = 0;
+
+}  // namespace
+
+void start_rounds() {
+  // Called with the configuration write-locked: read it directly.
+  const ParamsResult parsed = parse_params(slurm_conf.sched_params != nullptr ? slurm_conf.sched_params : "");
+  rounds = new RoundThread;
+  rounds->start(parsed.params);
+  if (parsed.params.backfill) {
+    slurm_thread_create(&backfill_thread, backfill_agent, nullptr);
+    info("sched/pollux: Slurm's backfill scheduler runs for rigid jobs (pollux_backfill=yes)");
+  } else {
+    info("sched/pollux: no backfill (pollux_backfill=no): rigid jobs start in priority order only");
+  }
+}
+
+void stop_rounds() {
+  if (backfill_thread != 0) {
+    stop_backfill_agent();
+    pthread_join(backfill_thread, nullptr);
+    backfill_thread = 0;
+  }
+  if (rounds != nullptr) {
+    rounds->stop();
+    delete rounds;
+    rounds = nullptr;
+  }
+}
+
+void reconfigure_rounds() {
+  if (rounds != nullptr) rounds->reconfigure();
+  if (backfill_thread != 0) backfill_reconfig();
+}
+
+}  // namespace pollux::sched

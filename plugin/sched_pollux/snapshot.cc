@@ -1,0 +1,114 @@
+// The round's snapshot (see snapshot.h).
+#include "snapshot.h"
+
+#include <algorithm>
+
+#include "common/job_record.h"
+
+namespace pollux::sched {
+namespace {
+
+int node_gpus(const node_record_t* node) {
+  if (node->gres_list == nullptr) return 0;
+  std::uint64_t gpus = 0;
+  ListIterator it = list_iterator_create(node->gres_list);
+  while (auto* state = static_cast<gres_state_t*>(list_next(it))) {
+    if (state->gres_name != nullptr && xstrcmp(state->gres_name, "gpu") == 0 && state->gres_data != nullptr)
+      gpus += static_cast<const gres_node_state_t*>(state->gres_data)->gres_cnt_avail;
+  }
+  list_iterator_destroy(it);
+  return static_cast<int>(std::min<std::uint64_t>(gpus, 1u << 20));
+}
+
+// New work may start on the node.
+bool usable(const node_record_t* node) {
+  const uint32_t s = node->node_state;
+  return !(IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) || IS_NODE_NO_RESPOND(node) ||
+           IS_NODE_FUTURE(node) || IS_NODE_POWERED_DOWN(node) || IS_NODE_POWERING_DOWN(node) ||
+           IS_NODE_REBOOT_REQUESTED(node) || IS_NODE_REBOOT_ISSUED(node) || (s & NODE_STATE_BASE) == NODE_STATE_UNKNOWN);
+}
+
+// A pending rigid job that asks for GPUs and waits only for resources.
+std::optional<RigidRequest> rigid_request(const job_record_t* job, double now) {
+  if (!IS_JOB_PENDING(job) || job->priority == 0 || job->details == nullptr) return std::nullopt;
+  if (job->state_reason != WAIT_NO_REASON && job->state_reason != WAIT_RESOURCES &&
+      job->state_reason != WAIT_PRIORITY)
+    return std::nullopt;
+  if (job->details->begin_time > now) return std::nullopt;
+  RigidRequest r;
+  r.job_id = job->job_id;
+  r.nodes = static_cast<int>(std::clamp<uint32_t>(job->details->min_nodes, 1, kMaxNodes));
+  if (job->tres_per_node != nullptr) {
+    if (auto g = untyped_gpus_per_node(job->tres_per_node)) r.gpus_per_node = *g;
+  }
+  if (r.gpus_per_node == 0 && job->tres_per_job != nullptr) {
+    if (auto g = untyped_gpus_per_node(job->tres_per_job)) r.gpus = *g;
+  }
+  if (r.gpus_per_node == 0 && r.gpus == 0) return std::nullopt;
+  return r;
+}
+
+}  // namespace
+
+Snapshot take_snapshot(double now) {
+  Snapshot snap;
+  snap.now = now;
+  std::vector<int> index(static_cast<std::size_t>(std::max(node_record_count, 0)), -1);
+  node_record_t* node = nullptr;
+  for (int i = 0; (node = next_node(&i)) != nullptr; ++i) {
+    const int gpus = node_gpus(node);
+    if (gpus <= 0 || node->index >= index.size()) continue;
+    index[node->index] = static_cast<int>(snap.nodes.size());
+    snap.nodes.push_back({node->name, gpus, 0, usable(node)});
+  }
+  auto placement_of = [&](const job_record_t* job) {
+    Placement p;
+    for_each_gpu_share(job, [&](int n, int gpus) {
+      if (n >= 0 && static_cast<std::size_t>(n) < index.size() && index[n] >= 0) p.push_back({index[n], gpus});
+    });
+    return normalize_placement(std::move(p));
+  };
+
+  std::vector<std::pair<uint32_t, RigidRequest>> queue;  // (priority, request)
+  ListIterator it = list_iterator_create(job_list);
+  while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+    const bool pending = IS_JOB_PENDING(job), running = IS_JOB_RUNNING(job);
+    std::optional<JobState> state = pollux_state(job);
+    const bool fresh = !state && new_elastic_job(job);
+    if ((state || fresh) && (pending || running)) {
+      ElasticJobSnapshot e;
+      e.job_id = job->job_id;
+      e.uid = job->user_id;
+      e.submit_time = job->details != nullptr ? static_cast<double>(job->details->submit_time) : now;
+      e.start_time = static_cast<double>(job->start_time);
+      e.restarts = job->restart_cnt;
+      e.running = running;
+      e.held_by_pollux = held_by_pollux(job);
+      e.held_by_other = pending && job->priority == 0 && !e.held_by_pollux;
+      e.range = state ? state->range : *classify(shape_of(job));
+      if (running) e.current = placement_of(job);
+      if (state) e.decided = to_placement(state->alloc, snap.nodes);
+      e.state = std::move(state);
+      e.system_comment = job->system_comment != nullptr ? job->system_comment : "";
+      e.begin_time = job->details != nullptr ? static_cast<double>(job->details->begin_time) : 0.0;
+      e.completing = IS_JOB_COMPLETING(job);
+      snap.jobs.push_back(std::move(e));
+      continue;  // GPUs of a requeued elastic job still completing are about to be free
+    }
+    if (state && IS_JOB_FINISHED(job)) continue;  // an elastic job that ended: likewise
+    if (IS_JOB_RUNNING(job) || IS_JOB_SUSPENDED(job) || IS_JOB_COMPLETING(job)) {
+      for_each_gpu_share(job, [&](int n, int gpus) {
+        if (n >= 0 && static_cast<std::size_t>(n) < index.size() && index[n] >= 0)
+          snap.nodes[static_cast<std::size_t>(index[n])].rigid_gpus += gpus;
+      });
+    } else if (!state) {
+      if (auto r = rigid_request(job, now)) queue.emplace_back(job->priority, *r);
+    }
+  }
+  list_iterator_destroy(it);
+  std::stable_sort(queue.begin(), queue.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& q : queue) snap.rigid_queue.push_back(q.second);
+  return snap;
+}
+
+}  // namespace pollux::sched

@@ -1,0 +1,16 @@
+// Copying what a round needs out of slurmctld's records (under its read
+// locks, as briefly as possible).
+#ifndef POLLUX_SCHED_SNAPSHOT_H
+#define POLLUX_SCHED_SNAPSHOT_H
+
+#include "core/round.h"
+
+namespace pollux::sched {
+
+/// Builds the round's snapshot. Caller holds the job, node and partition
+/// read locks. Nodes without GPUs are left out.
+Snapshot take_snapshot(double now);
+
+}  // namespace pollux::sched
+
+#endif  // POLLUX_SCHED_SNAPSHOT_H
