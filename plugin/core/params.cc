@@ -49,12 +49,10 @@ struct Option {
   std::function<std::string(std::string_view value, Params& p)> set;
 };
 
-std::function<std::string(std::string_view, Params&)> number(double Params::*field, double lo, double hi,
-                                                             bool allow_zero = true) {
+std::function<std::string(std::string_view, Params&)> number(double Params::*field, double lo, double hi) {
   return [=](std::string_view value, Params& p) -> std::string {
     const auto v = to_double(value);
     if (!v || *v < lo || *v > hi) return "must be a number in " + range_text(lo, hi);
-    if (!allow_zero && *v == 0) return "must not be 0 (the power mean is undefined at p = 0)";
     p.*field = *v;
     return {};
   };
@@ -85,7 +83,7 @@ std::string set_spool_dir(std::string_view value, Params& p) {
   if (value.size() > 1024) return "is longer than 1024 characters";
   if (value == "/") return "must not be the root directory";
   const std::string v(value);
-  if (v.find("/../") != std::string::npos || v.size() >= 3 && v.compare(v.size() - 3, 3, "/..") == 0)
+  if (v.find("/../") != std::string::npos || (v.size() >= 3 && v.compare(v.size() - 3, 3, "/..") == 0))
     return "must not contain '..'";
   for (unsigned char c : v)
     if (c < 0x20 || c == 0x7f) return "must not contain control characters";
@@ -96,7 +94,7 @@ std::string set_spool_dir(std::string_view value, Params& p) {
 const std::vector<Option>& options() {
   static const std::vector<Option> table = {
       {"pollux_interval", number(&Params::interval, 1, 86400)},
-      {"pollux_fairness", number(&Params::fairness_p, -10, 1, /*allow_zero=*/false)},
+      {"pollux_fairness", number(&Params::fairness_p, -10, 1)},
       {"pollux_restart_penalty", number(&Params::restart_penalty, 0, 86400)},
       {"pollux_interference_avoidance", boolean(&Params::interference_avoidance)},
       {"pollux_max_nodes", integer(&Params::max_nodes_per_job, 1, 100000)},

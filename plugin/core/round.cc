@@ -245,7 +245,8 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
 
     if (!j.running) {
       if (p.empty()) {
-        d.action = j.held_by_pollux ? Action::kNone : Action::kHold;
+        // A job held at submission gets sched/pollux's own hold (and reason).
+        d.action = j.held_by_pollux && j.state ? Action::kNone : Action::kHold;
         enter(Phase::kHeld);
         st.alloc = {};
         st.why = "wait";

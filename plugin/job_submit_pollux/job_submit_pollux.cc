@@ -36,8 +36,8 @@ int submit(job_desc_msg_t* desc, uint32_t uid) {
     return SLURM_SUCCESS;
   }
   desc->priority = 0;  // released by sched/pollux at its decided size
-  debug("job_submit/pollux: elastic job from uid %u (%s nodes x GPUs): held until sched/pollux sizes it", uid,
-        pollux::sched::format_range(*range).c_str());
+  debug("job_submit/pollux: elastic job from uid %u (-N %d-%d, up to %d GPUs per node): held until sched/pollux "
+        "sizes it", uid, range->min_nodes, range->max_nodes, range->gpus_per_node);
   return SLURM_SUCCESS;
 }
 
@@ -46,7 +46,7 @@ int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid) {
   if (!pollux_scheduler()) return SLURM_SUCCESS;
   if (xstrcmp(desc->alloc_node, kInternalUpdate) == 0) return SLURM_SUCCESS;  // sched/pollux itself
   const bool managed = pollux_state(job).has_value() || new_elastic_job(job);
-  if (!managed || !IS_JOB_PENDING(job) && !IS_JOB_RUNNING(job)) return SLURM_SUCCESS;
+  if (!managed || (!IS_JOB_PENDING(job) && !IS_JOB_RUNNING(job))) return SLURM_SUCCESS;
   const bool slurm_user = uid == 0 || uid == slurm_conf.slurm_user_id;
   if (changes_size(desc) && !slurm_user) {
     info("job_submit/pollux: JobId=%u: uid %u may not change the size of an elastic job: sched/pollux decides it",

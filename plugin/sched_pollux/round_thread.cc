@@ -115,7 +115,7 @@ class RoundThread {
     }
     ParamsResult parsed = parse_params(sched_params);
     for (const std::string& e : parsed.errors) error("sched/pollux: SchedulerParameters: %s", e.c_str());
-    const bool options_changed = !policy_ || !loaded_ || policy_options_differ(parsed.params);
+    const bool options_changed = !loaded_ || policy_options_differ(parsed.params);
     if (!loaded_ || parsed.params != params_)
       info("sched/pollux: parameters: %s", describe(parsed.params).c_str());
     if (parsed.params.backfill != params_.backfill)  // the backfill thread started with init()
@@ -126,10 +126,16 @@ class RoundThread {
     params_.backfill = backfill;
     loaded_ = true;
     if (options_changed) {
-      policy_ = make_policy("pollux", policy_options(params_));
-      if (!policy_)
-        error("sched/pollux: libgoodput has no \"pollux\" policy: running elastic jobs keep their sizes and "
-              "pending ones stay held");
+      try {
+        policy_ = make_policy("pollux", policy_options(params_));
+        if (!policy_)
+          error("sched/pollux: libgoodput has no \"pollux\" policy: running elastic jobs keep their sizes and "
+                "pending ones stay held");
+      } catch (const std::exception& e) {
+        policy_.reset();
+        error("sched/pollux: the policy refused its options (%s): running elastic jobs keep their sizes and "
+              "pending ones stay held", e.what());
+      }
     }
     if (xstrcasestr(job_submit.c_str(), "pollux") == nullptr)
       error("sched/pollux: JobSubmitPlugins does not include pollux: elastic jobs are not held at submission "

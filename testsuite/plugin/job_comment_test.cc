@@ -1,0 +1,101 @@
+// The SystemComment: what people see, and the state the plugin reads back.
+#include <gtest/gtest.h>
+
+#include "core/job_comment.h"
+
+namespace pollux::sched {
+namespace {
+
+JobState running_state() {
+  JobState s;
+  s.range = {1, 4, 4};
+  s.phase = Phase::kRunning;
+  s.alloc = {2, 4, "n1,n2"};
+  s.since = 1700000000;
+  s.why = "grow";
+  return s;
+}
+
+JobView model_view() {
+  JobView v;
+  v.gpus = 8;
+  v.nodes = 2;
+  v.has_model = true;
+  v.goodput = 1234.4;
+  v.efficiency = 0.8123;
+  v.speedup = 5.21;
+  v.batch = 2048;
+  v.micro_steps = 1;
+  v.noise_scale = 512;
+  return v;
+}
+
+TEST(JobComment, ShowsTheSchedulersView) {
+  EXPECT_EQ(format_comment(model_view(), running_state()),
+            "pollux: gpus=8 nodes=2 goodput=1234/s eff=0.81 speedup=5.21 bsz=2048x1 gns=512 why=grow"
+            " | state=run range=1-4x4 alloc=2x4@n1,n2 since=1700000000");
+}
+
+TEST(JobComment, WithoutAModelSaysSo) {
+  JobView v;
+  v.gpus = 4;
+  v.nodes = 1;
+  v.speedup = 4;
+  JobState s = running_state();
+  s.alloc = {1, 4, "n3"};
+  s.why = "start";
+  EXPECT_EQ(format_comment(v, s),
+            "pollux: gpus=4 nodes=1 model=none speedup=4.00 why=start | state=run range=1-4x4 alloc=1x4@n3 "
+            "since=1700000000");
+}
+
+TEST(JobComment, EveryPhaseRoundTrips) {
+  for (Phase ph : {Phase::kHeld, Phase::kStarting, Phase::kRunning, Phase::kCheckpointing}) {
+    JobState s = running_state();
+    s.phase = ph;
+    if (ph == Phase::kHeld) s.alloc = {};
+    const auto back = parse_comment(format_comment(model_view(), s));
+    ASSERT_TRUE(back) << phase_name(ph);
+    EXPECT_EQ(back->phase, ph);
+    EXPECT_EQ(back->range, s.range);
+    EXPECT_EQ(back->alloc, s.alloc);
+    EXPECT_EQ(back->since, s.since);
+    EXPECT_EQ(back->why, s.why);
+  }
+}
+
+TEST(JobComment, ACheckpointTowardsNoGpusRoundTrips) {
+  JobState s = running_state();
+  s.phase = Phase::kCheckpointing;
+  s.alloc = {};
+  s.why = "preempt";
+  const auto back = parse_comment(format_comment(JobView{}, s));
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->alloc.empty());
+}
+
+TEST(JobComment, IgnoresKeysANewerVersionAdds) {
+  const auto s = parse_comment("pollux: gpus=1 why=start | state=start range=1-2x1 alloc=1x1@n1 since=5 epoch=3");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->phase, Phase::kStarting);
+}
+
+TEST(JobComment, RejectsAnythingElse) {
+  for (const char* bad : {
+           "", "a user's comment", "pollux: gpus=1",  // no state part
+           "pollux: | range=1-2x1 alloc=0 since=5",  // no state
+           "pollux: | state=held alloc=0 since=5",  // no range
+           "pollux: | state=held range=1-2x1 since=5",  // no alloc
+           "pollux: | state=held range=1-2x1 alloc=0",  // no since
+           "pollux: | state=sleep range=1-2x1 alloc=0 since=5",
+           "pollux: | state=held range=2-1x1 alloc=0 since=5",
+           "pollux: | state=held range=1-2x1 alloc=1x1@n1 since=5",  // held with GPUs
+           "pollux: | state=run range=1-2x1 alloc=0 since=5",  // running without
+           "pollux: | state=start range=1-2x1 alloc=1x1 since=5", "pollux: | state=start range=1-2x1 alloc=0x1@n1 since=5",
+           "pollux: | state=start range=1-2x1 alloc=1x1@ since=5", "pollux: | state=held range=1-2x1 alloc=0 since=-5",
+           "pollux: | state=held range=1-2x1 alloc=0 since=5s", "xpollux: | state=held range=1-2x1 alloc=0 since=5"})
+    EXPECT_FALSE(parse_comment(bad)) << bad;
+}
+
+}  // namespace
+}  // namespace pollux::sched

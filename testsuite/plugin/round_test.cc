@@ -1,0 +1,351 @@
+// The scheduling round without Slurm: what the policy is told, and what
+// each decision turns into (hold, release at a size, checkpoint signal,
+// requeue), through every phase of an elastic job's life.
+#include <gtest/gtest.h>
+
+#include "core/round.h"
+#include "plugin_test_util.h"
+
+namespace pollux::sched {
+namespace {
+
+using test::four_nodes;
+using test::on;
+using test::ScriptedPolicy;
+
+constexpr double kNow = 1700001000;
+
+ElasticJobSnapshot pending_job(std::uint32_t id, ElasticRange range = {1, 4, 4}) {
+  ElasticJobSnapshot j;
+  j.job_id = id;
+  j.uid = 1000;
+  j.submit_time = kNow - 100;
+  j.range = range;
+  j.held_by_pollux = true;  // held at submission
+  return j;
+}
+
+JobState state(Phase phase, Alloc alloc, double since, std::string why = "start") {
+  JobState s;
+  s.range = {1, 4, 4};
+  s.phase = phase;
+  s.alloc = std::move(alloc);
+  s.since = since;
+  s.why = std::move(why);
+  return s;
+}
+
+ElasticJobSnapshot running_job(std::uint32_t id, const Placement& p, const std::vector<NodeSnapshot>& nodes) {
+  ElasticJobSnapshot j = pending_job(id);
+  j.held_by_pollux = false;
+  j.running = true;
+  j.start_time = kNow - 50;
+  j.current = p;
+  j.decided = p;
+  j.state = state(Phase::kRunning, to_alloc(p, nodes), kNow - 50);
+  return j;
+}
+
+struct Fixture {
+  Snapshot snap;
+  std::vector<JobInput> inputs;
+  Params params;
+  ScriptedPolicy policy;
+  Fixture() {
+    snap.now = kNow;
+    snap.nodes = four_nodes();
+  }
+  void add(ElasticJobSnapshot j) {
+    snap.jobs.push_back(std::move(j));
+    inputs.emplace_back();
+  }
+  RoundResult run(bool with_policy = true) { return plan_round(snap, inputs, params, with_policy ? &policy : nullptr); }
+};
+
+TEST(Round, ANewJobIsReleasedAtThePolicysSize) {
+  Fixture f;
+  f.add(pending_job(7));
+  f.policy.answer = {on({{0, 2}, {1, 2}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(r.decisions.size(), 1u);
+  const JobDecision& d = r.decisions[0];
+  EXPECT_EQ(d.action, Action::kRelease);
+  EXPECT_EQ(d.state.phase, Phase::kStarting);
+  EXPECT_EQ(d.state.alloc, (Alloc{2, 2, "n1,n2"}));
+  EXPECT_EQ(d.state.why, "start");
+  EXPECT_EQ(d.state.since, kNow);
+  EXPECT_EQ(d.view.gpus, 4);
+  EXPECT_EQ(d.comment, format_comment(d.view, d.state));
+  // The policy saw the job with its limits and linear speedup, no current allocation.
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_EQ(f.policy.seen_jobs[0].id, 7u);
+  EXPECT_EQ(f.policy.seen_jobs[0].min_replicas, 1);
+  EXPECT_EQ(f.policy.seen_jobs[0].max_replicas, 16);
+  EXPECT_EQ(f.policy.seen_jobs[0].age, 100);
+  EXPECT_EQ(f.policy.seen_jobs[0].speedup(2, 8), 8);
+  EXPECT_EQ(f.policy.seen_jobs[0].speedup(5, 5), 0);
+  EXPECT_TRUE(f.policy.seen_current[0].empty());
+}
+
+TEST(Round, ANewJobWithoutGpusGetsPolluxsHoldOnce) {
+  Fixture f;
+  f.add(pending_job(7));
+  f.policy.answer = {{}};
+  RoundResult r = f.run();
+  EXPECT_EQ(r.decisions[0].action, Action::kHold);  // the submission hold becomes sched/pollux's
+  EXPECT_EQ(r.decisions[0].state.phase, Phase::kHeld);
+  EXPECT_EQ(r.decisions[0].state.why, "wait");
+  f.snap.jobs[0].state = r.decisions[0].state;
+  r = f.run();
+  EXPECT_EQ(r.decisions[0].action, Action::kNone);
+}
+
+TEST(Round, WithoutAPolicyNothingChangesSize) {
+  Fixture f;
+  f.add(pending_job(7));
+  f.add(running_job(8, on({{2, 4}}), f.snap.nodes));
+  const RoundResult r = f.run(false);
+  EXPECT_FALSE(r.policy_ran);
+  EXPECT_EQ(r.decisions[0].action, Action::kHold);
+  EXPECT_EQ(r.decisions[1].action, Action::kNone);
+  EXPECT_EQ(r.decisions[1].state.phase, Phase::kRunning);
+}
+
+TEST(Round, ARunningJobKeptAtItsSizeIsLeftAlone) {
+  Fixture f;
+  f.add(running_job(8, on({{2, 4}}), f.snap.nodes));
+  f.policy.answer = {on({{2, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_EQ(r.decisions[0].action, Action::kNone);
+  EXPECT_EQ(r.decisions[0].state.phase, Phase::kRunning);
+  EXPECT_EQ(f.policy.seen_current[0], on({{2, 4}}));
+  EXPECT_EQ(f.policy.seen_jobs[0].restarts, 0);
+}
+
+TEST(Round, AResizeStartsWithACheckpointSignal) {
+  struct Case {
+    Placement to;
+    const char* why;
+  };
+  for (const Case& c : {Case{on({{0, 4}, {1, 4}}), "grow"}, Case{on({{2, 2}}), "shrink"}, Case{on({{3, 4}}), "move"},
+                        Case{{}, "preempt"}}) {
+    Fixture f;
+    f.add(running_job(8, on({{2, 4}}), f.snap.nodes));
+    f.policy.answer = {c.to};
+    const RoundResult r = f.run();
+    const JobDecision& d = r.decisions[0];
+    EXPECT_EQ(d.action, Action::kSignal) << c.why;
+    EXPECT_EQ(d.state.phase, Phase::kCheckpointing) << c.why;
+    EXPECT_EQ(d.state.why, c.why);
+    EXPECT_EQ(d.state.since, kNow);
+    EXPECT_EQ(d.state.alloc, to_alloc(c.to, f.snap.nodes));
+  }
+}
+
+struct Checkpointing : ::testing::Test {
+  Fixture f;
+  void SetUp() override {
+    ElasticJobSnapshot j = running_job(8, on({{2, 4}}), f.snap.nodes);
+    j.state = state(Phase::kCheckpointing, Alloc{2, 4, "n3,n4"}, kNow - 10, "grow");
+    j.decided = on({{2, 4}, {3, 4}});
+    f.add(j);
+    f.policy.answer = {on({{2, 4}, {3, 4}})};
+  }
+};
+
+TEST_F(Checkpointing, WaitsForTheAgent) {
+  const RoundResult r = f.run();
+  EXPECT_EQ(r.decisions[0].action, Action::kNone);
+  EXPECT_EQ(r.decisions[0].state.phase, Phase::kCheckpointing);
+  EXPECT_EQ(r.decisions[0].state.since, kNow - 10);
+  // The policy was told the job holds what it was promised.
+  EXPECT_EQ(f.policy.seen_current[0], on({{2, 4}, {3, 4}}));
+}
+
+TEST_F(Checkpointing, AnOldAcknowledgementDoesNotCount) {
+  f.inputs[0].checkpoint_ack = kNow - 11;
+  EXPECT_EQ(f.run().decisions[0].action, Action::kNone);
+}
+
+TEST_F(Checkpointing, TheAgentsAcknowledgementRequeuesAtTheNewSize) {
+  f.inputs[0].checkpoint_ack = kNow - 5;
+  const RoundResult r = f.run();
+  const JobDecision& d = r.decisions[0];
+  EXPECT_EQ(d.action, Action::kRequeue);
+  EXPECT_EQ(d.state.phase, Phase::kStarting);
+  EXPECT_EQ(d.state.alloc, (Alloc{2, 4, "n3,n4"}));
+  EXPECT_EQ(d.state.since, kNow);
+  EXPECT_EQ(d.state.why, "grow");
+}
+
+TEST_F(Checkpointing, TheTimeoutRequeuesWithoutTheAgent) {
+  f.params.checkpoint_timeout = 10;
+  EXPECT_EQ(f.run().decisions[0].action, Action::kRequeue);
+  f.params.checkpoint_timeout = 11;
+  EXPECT_EQ(f.run().decisions[0].action, Action::kNone);
+}
+
+TEST_F(Checkpointing, ALightRoundMovesItOnToo) {
+  f.inputs[0].checkpoint_ack = kNow - 1;
+  const RoundResult r = f.run(false);
+  EXPECT_EQ(r.decisions[0].action, Action::kRequeue);
+  EXPECT_EQ(r.decisions[0].state.alloc, (Alloc{2, 4, "n3,n4"}));
+}
+
+TEST_F(Checkpointing, ThePolicyChangingItsMindCancelsTheMove) {
+  f.policy.answer = {on({{2, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_EQ(r.decisions[0].action, Action::kNone);
+  EXPECT_EQ(r.decisions[0].state.phase, Phase::kRunning);
+  EXPECT_EQ(r.decisions[0].state.why, "cancel");
+}
+
+TEST_F(Checkpointing, ARequeueToNoGpusHoldsTheJob) {
+  f.policy.answer = {{}};
+  f.inputs[0].checkpoint_ack = kNow;
+  const RoundResult r = f.run();
+  EXPECT_EQ(r.decisions[0].action, Action::kRequeue);
+  EXPECT_EQ(r.decisions[0].state.phase, Phase::kHeld);
+  EXPECT_TRUE(r.decisions[0].state.alloc.empty());
+  EXPECT_EQ(r.decisions[0].state.why, "preempt");
+}
+
+TEST(Round, AStartingJobIsReleasedAgainOnlyWhenItsSizeChanges) {
+  Fixture f;
+  ElasticJobSnapshot j = pending_job(7);
+  j.held_by_pollux = false;
+  j.state = state(Phase::kStarting, Alloc{1, 4, "n2"}, kNow - 5);
+  j.decided = on({{1, 4}});
+  f.add(j);
+  f.policy.answer = {on({{1, 4}})};
+  EXPECT_EQ(f.run().decisions[0].action, Action::kNone);
+  EXPECT_EQ(f.policy.seen_current[0], on({{1, 4}}));
+  f.policy.answer = {on({{0, 2}})};
+  const RoundResult r = f.run();
+  EXPECT_EQ(r.decisions[0].action, Action::kRelease);
+  EXPECT_EQ(r.decisions[0].state.alloc, (Alloc{1, 2, "n1"}));
+  f.policy.answer = {{}};
+  EXPECT_EQ(f.run().decisions[0].action, Action::kHold);
+}
+
+TEST(Round, JobsHeldByOthersAreNeitherScheduledNorTouched) {
+  Fixture f;
+  ElasticJobSnapshot j = pending_job(7);
+  j.held_by_pollux = false;
+  j.held_by_other = true;
+  f.add(j);
+  f.add(pending_job(8));
+  f.policy.answer = {on({{0, 4}})};
+  const RoundResult r = f.run();
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_EQ(r.decisions[0].job, 1u);
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_EQ(f.policy.seen_jobs[0].id, 8u);
+}
+
+TEST(Round, ThePolicySharesOnlyWhatRigidJobsLeave) {
+  Fixture f;
+  f.snap.nodes[0].rigid_gpus = 3;
+  f.snap.nodes[1].usable = false;  // drained
+  f.add(running_job(8, on({{1, 2}}), f.snap.nodes));
+  f.policy.answer = {on({{1, 2}})};
+  f.run();
+  ASSERT_EQ(f.policy.seen_nodes.size(), 4u);
+  EXPECT_EQ(f.policy.seen_nodes[0].gpus, 1);
+  EXPECT_EQ(f.policy.seen_nodes[1].gpus, 2);  // the running job may stay, nothing new comes
+  EXPECT_EQ(f.policy.seen_nodes[2].gpus, 4);
+}
+
+TEST(Round, GpusAreKeptForRigidJobsAtTheHeadOfTheQueue) {
+  Fixture f;
+  f.snap.rigid_queue = {RigidRequest{100, 2, 4, 0}, RigidRequest{101, 1, 0, 3}, RigidRequest{102, 4, 4, 0}};
+  f.add(running_job(8, on({{0, 4}}), f.snap.nodes));
+  f.policy.answer = {on({{0, 1}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  // 2 whole nodes where the elastic job is not (n2, n3), then 3 GPUs (n4);
+  // the third request no longer fits: first come, first served.
+  EXPECT_EQ(r.reserved_gpus, 11);
+  EXPECT_EQ(f.policy.seen_nodes[0].gpus, 4);
+  EXPECT_EQ(f.policy.seen_nodes[1].gpus, 0);
+  EXPECT_EQ(f.policy.seen_nodes[2].gpus, 0);
+  EXPECT_EQ(f.policy.seen_nodes[3].gpus, 1);
+}
+
+TEST(Round, APromiseThatNoLongerFitsIsNotShownAsCurrent) {
+  Fixture f;
+  ElasticJobSnapshot j = pending_job(7);
+  j.held_by_pollux = false;
+  j.state = state(Phase::kStarting, Alloc{1, 4, "n1"}, kNow - 5);
+  j.decided = on({{0, 4}});
+  f.add(j);
+  f.snap.nodes[0].rigid_gpus = 2;  // a rigid job took half of n1 meanwhile
+  f.policy.answer = {on({{1, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(f.policy.seen_current[0].empty());
+  EXPECT_EQ(r.decisions[0].action, Action::kRelease);
+  EXPECT_EQ(r.decisions[0].state.alloc, (Alloc{1, 4, "n2"}));
+}
+
+TEST(Round, AnAnswerOutsideAJobsRangeIsNotUsed) {
+  for (const Placement& bad : {on({{0, 4}, {1, 4}}), on({{0, 3}, {1, 1}}), on({{0, 4}, {0, 4}})}) {
+    Fixture f;
+    f.add(pending_job(7, ElasticRange{1, 1, 4}));
+    f.add(running_job(8, on({{2, 4}}), f.snap.nodes));
+    f.policy.answer = {bad, on({{3, 4}})};
+    const RoundResult r = f.run();
+    EXPECT_FALSE(r.error.empty());
+    EXPECT_EQ(r.decisions[0].action, Action::kHold);
+    EXPECT_EQ(r.decisions[1].action, Action::kNone);  // nothing moves on a bad answer
+  }
+}
+
+TEST(Round, AnAnswerOverCapacityIsNotUsed) {
+  Fixture f;
+  f.add(pending_job(7));
+  f.add(pending_job(8));
+  f.policy.answer = {on({{0, 4}}), on({{0, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_FALSE(r.error.empty());
+  EXPECT_EQ(r.decisions[0].action, Action::kHold);
+}
+
+TEST(Round, AFailingPolicyChangesNothing) {
+  Fixture f;
+  f.add(running_job(8, on({{2, 4}}), f.snap.nodes));
+  f.policy.throws = true;
+  const RoundResult r = f.run();
+  EXPECT_NE(r.error.find("scripted failure"), std::string::npos);
+  EXPECT_EQ(r.decisions[0].action, Action::kNone);
+}
+
+TEST(Round, TheModelBoundsTheGpusAJobCanUse) {
+  Fixture f;
+  f.add(pending_job(7));
+  Hint h;
+  h.limits = BatchLimits{64, 256, 64, 256, true};  // at most 4 replicas of 64
+  h.perf = PerfParams{};
+  h.grad = GradStats{1, 1};
+  f.inputs[0].model = model_from_hint(h);
+  ASSERT_TRUE(f.inputs[0].model);
+  f.policy.answer = {on({{0, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_EQ(f.policy.seen_jobs[0].max_replicas, 4);
+  EXPECT_TRUE(r.decisions[0].view.has_model);
+  EXPECT_NE(r.decisions[0].comment.find("goodput="), std::string::npos);
+}
+
+TEST(Round, PlacementsAndAllocsConvertBothWays) {
+  const auto nodes = four_nodes();
+  const Placement p = on({{1, 2}, {3, 2}});
+  const Alloc a = to_alloc(p, nodes);
+  EXPECT_EQ(a, (Alloc{2, 2, "n2,n4"}));
+  EXPECT_EQ(to_placement(a, nodes), p);
+  EXPECT_TRUE(to_placement(Alloc{1, 2, "n9"}, nodes).empty());
+  EXPECT_TRUE(to_placement(Alloc{2, 2, "n1"}, nodes).empty());
+  EXPECT_EQ(node_list(p, nodes), "n2,n4");
+}
+
+}  // namespace
+}  // namespace pollux::sched
