@@ -57,6 +57,9 @@ bool new_elastic_job(const job_record_t* job) {
 
 bool held_by_pollux(const job_record_t* job) {
   if (!IS_JOB_PENDING(job) || job->priority != 0) return false;
+  // Slurm holds a job it finds it can never run (Reason=BadConstraints):
+  // for an elastic job that is a size sched/pollux set, and will set again.
+  if (job->state_reason == FAIL_BAD_CONSTRAINTS) return pollux_state(job).has_value();
   if (job->state_reason == WAIT_HELD && job->state_desc != nullptr)
     return std::strncmp(job->state_desc, kHoldPrefix, std::strlen(kHoldPrefix)) == 0;
   return new_elastic_job(job);
@@ -66,6 +69,21 @@ void set_pollux_hold(job_record_t* job, const char* reason) {
   job->priority = 0;
   job->state_reason = WAIT_HELD;
   set_string(&job->state_desc, reason);
+}
+
+void set_job_env(job_record_t* job, const std::string& name, const std::string& value) {
+  auto* d = job->details;
+  if (d == nullptr) return;
+  const std::string prefix = name + "=";
+  const std::string entry = prefix + value;
+  for (uint32_t i = 0; i < d->env_cnt; ++i) {
+    if (d->env_sup[i] != nullptr && std::strncmp(d->env_sup[i], prefix.c_str(), prefix.size()) == 0) {
+      set_string(&d->env_sup[i], entry);
+      return;
+    }
+  }
+  xrecalloc(d->env_sup, d->env_cnt + 2, sizeof(char*));
+  d->env_sup[d->env_cnt++] = xstrdup(entry.c_str());
 }
 
 void set_string(char** field, const std::string& value) {

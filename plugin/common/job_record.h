@@ -41,6 +41,12 @@ void set_pollux_hold(job_record_t* job, const char* reason);
 template <typename Fn>
 void for_each_gpu_share(const job_record_t* job, Fn&& fn);
 
+/// Sets NAME=VALUE in the job's supplemental environment, which Slurm lays
+/// over the environment saved at submission each time the batch script
+/// starts (get_job_env()): how a resized job's script sees its new size
+/// in variables sbatch set from the submission's options.
+void set_job_env(job_record_t* job, const std::string& name, const std::string& value);
+
 /// Replaces a char* field of a record with an xstrdup'ed copy of `text`.
 void set_string(char** field, const std::string& text);
 

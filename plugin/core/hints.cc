@@ -14,6 +14,7 @@ JobInput job_input(const Hint& hint) {
   JobInput in;
   in.model = model_from_hint(hint);
   if (hint.checkpoint && hint.checkpoint->ready_for_requeue) in.checkpoint_ack = hint.checkpoint->time;
+  in.max_profiled_replicas = hint.max_profiled_replicas;
   return in;
 }
 

@@ -41,8 +41,9 @@ class HintReader {
   std::unordered_map<std::uint32_t, std::string> logged_;  // by job id: the last rejection logged
 };
 
-/// The JobInput a valid hint gives: its model (if it has one) and its
-/// checkpoint acknowledgement (if it is ready to be requeued).
+/// The JobInput a valid hint gives: its model (if it has one), its
+/// checkpoint acknowledgement (if it is ready to be requeued) and the scale
+/// it has been profiled at.
 JobInput job_input(const Hint& hint);
 
 }  // namespace pollux::sched

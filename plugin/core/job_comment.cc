@@ -78,7 +78,8 @@ std::string format_comment(const JobView& v, const JobState& s) {
   }
   if (!s.why.empty()) out += " why=" + s.why;
   out += std::string(kSeparator) + "state=" + phase_name(s.phase) + " range=" + format_range(s.range) +
-         " alloc=" + format_alloc(s.alloc) + " since=" + std::to_string(static_cast<long long>(s.since));
+         " alloc=" + format_alloc(s.alloc) + " since=" + std::to_string(static_cast<long long>(s.since)) +
+         " submit=" + std::to_string(static_cast<long long>(s.submit));
   return out;
 }
 
@@ -116,6 +117,10 @@ std::optional<JobState> parse_comment(std::string_view comment) {
       if (!parse_number(value, t) || t < 0) return std::nullopt;
       s.since = static_cast<double>(t);
       have_since = true;
+    } else if (key == "submit") {
+      long long t = 0;
+      if (!parse_number(value, t) || t < 0) return std::nullopt;
+      s.submit = static_cast<double>(t);
     }  // the view's keys, and keys a newer version may add
   }
   if (!have_phase || !have_range || !have_alloc || !have_since) return std::nullopt;

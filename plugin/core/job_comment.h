@@ -4,7 +4,7 @@
 // Slurm saves with the job's state, so the plugin's view of every job
 // survives a slurmctld restart without a state file of its own.
 //
-//   pollux: gpus=8 nodes=2 goodput=1234/s eff=0.81 speedup=5.2 bsz=2048x1 gns=512 why=grow | state=run range=1-4x4 alloc=2x4@n1,n2 since=1700000000
+//   pollux: gpus=8 nodes=2 goodput=1234/s eff=0.81 speedup=5.2 bsz=2048x1 gns=512 why=grow | state=run range=1-4x4 alloc=2x4@n1,n2 since=1700000000 submit=1699999000
 //
 // Left of " | ": the scheduler's view for people (doc/man/sched_pollux.5).
 // Right of it: the state the plugin reads back each round.
@@ -49,8 +49,9 @@ struct JobState {
   ElasticRange range;
   Phase phase = Phase::kHeld;
   Alloc alloc;       ///< the decided size (kStarting, kCheckpointing) or the current one
-  double since = 0;  ///< Unix time the phase began
-  std::string why;   ///< the last decision: start, grow, shrink, move, wait, preempt, keep, cancel
+  double since = 0;   ///< Unix time the phase began
+  double submit = 0;  ///< Unix time of submission (Slurm resets its own at each requeue)
+  std::string why;    ///< the last decision: start, grow, shrink, move, wait, preempt, cancel
 };
 
 /// The view part, for people.

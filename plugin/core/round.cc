@@ -193,7 +193,11 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       info.age = std::max(0.0, snap.now - j.submit_time);
       info.restarts = j.restarts;
       info.min_replicas = j.range.min_gpus();
-      info.max_replicas = std::min(j.range.max_gpus(), in.model ? in.model->max_gpus_by_batch() : INT_MAX);
+      // At most twice the scale profiled so far (Pollux): a job grows as its
+      // hints show that it scales; it never has to shrink for want of a hint.
+      const int holds = placement_gpus(current[k]);
+      info.max_replicas = std::min({j.range.max_gpus(), std::max({2 * in.max_profiled_replicas, holds, 1}),
+                                    in.model ? std::max(in.model->max_gpus_by_batch(), holds) : INT_MAX});
       info.max_replicas = std::max(info.max_replicas, info.min_replicas);
       info.requested_gpus = j.range.max_gpus();
       if (j.running) info.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
@@ -233,10 +237,11 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     JobDecision d;
     d.job = i;
     d.placement = p;
-    JobState prev = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, ""});
+    JobState prev = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, j.submit_time, ""});
     JobState& st = d.state;
     st = prev;
     st.range = j.range;
+    st.submit = j.submit_time;
     const Alloc alloc = to_alloc(p, snap.nodes);
     auto enter = [&](Phase ph) {
       if (st.phase != ph) st.since = snap.now;

@@ -41,7 +41,7 @@ struct NodeSnapshot {
 struct ElasticJobSnapshot {
   std::uint32_t job_id = 0;
   std::uint32_t uid = 0;
-  double submit_time = 0;
+  double submit_time = 0;       ///< the first submission (kept in the state: Slurm resets its own on requeue)
   double start_time = 0;        ///< of the current run, when running
   int restarts = 0;             ///< Slurm's restart count
   bool running = false;         ///< else pending
@@ -77,6 +77,9 @@ struct JobInput {
   std::optional<JobModel> model;
   /// Time of the agent's checkpoint acknowledgement (ready_for_requeue), if any.
   std::optional<double> checkpoint_ack;
+  /// The most GPUs the job has been profiled on: it may get at most twice
+  /// as many (at least 1) this round, as in Pollux.
+  int max_profiled_replicas = 0;
 };
 
 enum class Action {

@@ -37,6 +37,12 @@ int set_size(job_record_t* job, const Alloc& alloc, bool release) {
   desc->min_nodes = desc->max_nodes = static_cast<uint32_t>(alloc.nodes);
   desc->num_tasks = static_cast<uint32_t>(alloc.gpus());
   desc->ntasks_per_node = static_cast<uint16_t>(alloc.gpus_per_node);
+  // update_job() only ever raises the CPU counts it derives from the tasks:
+  // a job that shrinks must be given them, or it can never start again.
+  uint16_t cpus_per_task = job->details != nullptr ? job->details->cpus_per_task : 1;
+  if (cpus_per_task == 0 || cpus_per_task == NO_VAL16) cpus_per_task = 1;
+  desc->min_cpus = static_cast<uint32_t>(alloc.gpus()) * cpus_per_task;
+  desc->pn_min_cpus = static_cast<uint16_t>(alloc.gpus_per_node * cpus_per_task);
   desc->tres_per_node = xstrdup(gpus_per_node_tres(alloc.gpus_per_node).c_str());
   desc->req_nodes = xstrdup(alloc.node_list.c_str());
   if (release) desc->priority = INFINITE;
@@ -47,6 +53,13 @@ int set_size(job_record_t* job, const Alloc& alloc, bool release) {
   msg.data = desc;
   const int rc = update_job(&msg, 0, false);
   slurm_free_job_desc_msg(desc);
+  if (rc == SLURM_SUCCESS) {
+    // sbatch put the submitted sizes into the job's environment, where srun
+    // would take them as its own options: lay the new ones over them.
+    const std::string g = std::to_string(alloc.gpus_per_node);
+    set_job_env(job, "SLURM_GPUS_PER_NODE", g);
+    set_job_env(job, "SLURM_NTASKS_PER_NODE", g);
+  }
   return rc;
 }
 

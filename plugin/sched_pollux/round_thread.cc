@@ -128,7 +128,13 @@ class RoundThread {
     if (options_changed) {
       try {
         policy_ = make_policy("pollux", policy_options(params_));
-        if (!policy_)
+        const PolicyOptions o = policy_options(params_);
+        if (policy_)
+          info("sched/pollux: policy %s: fairness_p=%g restart_delay=%g interval=%g interference_avoidance=%s "
+               "max_nodes_per_job=%d search_budget=%lld uniform_gpus_per_node=yes",
+               std::string(policy_->name()).c_str(), o.fairness_p, o.restart_delay, o.interval,
+               o.interference_avoidance ? "yes" : "no", o.max_nodes_per_job, o.search_budget);
+        else
           error("sched/pollux: libgoodput has no \"pollux\" policy: running elastic jobs keep their sizes and "
                 "pending ones stay held");
       } catch (const std::exception& e) {

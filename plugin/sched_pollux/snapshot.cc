@@ -79,7 +79,9 @@ Snapshot take_snapshot(double now) {
       ElasticJobSnapshot e;
       e.job_id = job->job_id;
       e.uid = job->user_id;
-      e.submit_time = job->details != nullptr ? static_cast<double>(job->details->submit_time) : now;
+      e.submit_time = state && state->submit > 0 ? state->submit
+                      : job->details != nullptr ? static_cast<double>(job->details->submit_time)
+                                                : now;
       e.start_time = static_cast<double>(job->start_time);
       e.restarts = job->restart_cnt;
       e.running = running;

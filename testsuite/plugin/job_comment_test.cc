@@ -12,6 +12,7 @@ JobState running_state() {
   s.phase = Phase::kRunning;
   s.alloc = {2, 4, "n1,n2"};
   s.since = 1700000000;
+  s.submit = 1699999000;
   s.why = "grow";
   return s;
 }
@@ -33,7 +34,7 @@ JobView model_view() {
 TEST(JobComment, ShowsTheSchedulersView) {
   EXPECT_EQ(format_comment(model_view(), running_state()),
             "pollux: gpus=8 nodes=2 goodput=1234/s eff=0.81 speedup=5.21 bsz=2048x1 gns=512 why=grow"
-            " | state=run range=1-4x4 alloc=2x4@n1,n2 since=1700000000");
+            " | state=run range=1-4x4 alloc=2x4@n1,n2 since=1700000000 submit=1699999000");
 }
 
 TEST(JobComment, WithoutAModelSaysSo) {
@@ -46,7 +47,7 @@ TEST(JobComment, WithoutAModelSaysSo) {
   s.why = "start";
   EXPECT_EQ(format_comment(v, s),
             "pollux: gpus=4 nodes=1 model=none speedup=4.00 why=start | state=run range=1-4x4 alloc=1x4@n3 "
-            "since=1700000000");
+            "since=1700000000 submit=1699999000");
 }
 
 TEST(JobComment, EveryPhaseRoundTrips) {
@@ -60,6 +61,7 @@ TEST(JobComment, EveryPhaseRoundTrips) {
     EXPECT_EQ(back->range, s.range);
     EXPECT_EQ(back->alloc, s.alloc);
     EXPECT_EQ(back->since, s.since);
+    EXPECT_EQ(back->submit, s.submit);
     EXPECT_EQ(back->why, s.why);
   }
 }
@@ -93,7 +95,8 @@ TEST(JobComment, RejectsAnythingElse) {
            "pollux: | state=run range=1-2x1 alloc=0 since=5",  // running without
            "pollux: | state=start range=1-2x1 alloc=1x1 since=5", "pollux: | state=start range=1-2x1 alloc=0x1@n1 since=5",
            "pollux: | state=start range=1-2x1 alloc=1x1@ since=5", "pollux: | state=held range=1-2x1 alloc=0 since=-5",
-           "pollux: | state=held range=1-2x1 alloc=0 since=5s", "xpollux: | state=held range=1-2x1 alloc=0 since=5"})
+           "pollux: | state=held range=1-2x1 alloc=0 since=5s", "xpollux: | state=held range=1-2x1 alloc=0 since=5",
+           "pollux: | state=held range=1-2x1 alloc=0 since=5 submit=x"})
     EXPECT_FALSE(parse_comment(bad)) << bad;
 }
 

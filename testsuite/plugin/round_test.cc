@@ -55,9 +55,11 @@ struct Fixture {
     snap.now = kNow;
     snap.nodes = four_nodes();
   }
-  void add(ElasticJobSnapshot j) {
+  // Jobs profiled on 8 GPUs (so they may get all 16) unless a test says otherwise.
+  void add(ElasticJobSnapshot j, int profiled = 8) {
     snap.jobs.push_back(std::move(j));
     inputs.emplace_back();
+    inputs.back().max_profiled_replicas = profiled;
   }
   RoundResult run(bool with_policy = true) { return plan_round(snap, inputs, params, with_policy ? &policy : nullptr); }
 };
@@ -75,6 +77,7 @@ TEST(Round, ANewJobIsReleasedAtThePolicysSize) {
   EXPECT_EQ(d.state.alloc, (Alloc{2, 2, "n1,n2"}));
   EXPECT_EQ(d.state.why, "start");
   EXPECT_EQ(d.state.since, kNow);
+  EXPECT_EQ(d.state.submit, kNow - 100);
   EXPECT_EQ(d.view.gpus, 4);
   EXPECT_EQ(d.comment, format_comment(d.view, d.state));
   // The policy saw the job with its limits and linear speedup, no current allocation.
@@ -86,6 +89,29 @@ TEST(Round, ANewJobIsReleasedAtThePolicysSize) {
   EXPECT_EQ(f.policy.seen_jobs[0].speedup(2, 8), 8);
   EXPECT_EQ(f.policy.seen_jobs[0].speedup(5, 5), 0);
   EXPECT_TRUE(f.policy.seen_current[0].empty());
+}
+
+TEST(Round, AJobMayAtMostDoubleTheScaleItWasProfiledAt) {
+  for (auto [profiled, max] : {std::pair{0, 1}, std::pair{1, 2}, std::pair{3, 6}, std::pair{8, 16}, std::pair{20, 16}}) {
+    Fixture f;
+    f.add(pending_job(7), profiled);
+    f.policy.answer = {{}};
+    f.run();
+    EXPECT_EQ(f.policy.seen_jobs[0].max_replicas, max) << profiled;
+  }
+  {  // a running job never has to shrink for want of a (valid) hint
+    Fixture f;
+    f.add(running_job(8, on({{0, 4}, {1, 4}}), f.snap.nodes), 0);
+    f.policy.answer = {on({{0, 4}, {1, 4}})};
+    f.run();
+    EXPECT_EQ(f.policy.seen_jobs[0].max_replicas, 8);
+  }
+  Fixture f;  // never below the job's minimum
+  f.add(pending_job(7, ElasticRange{3, 4, 4}), 0);
+  f.policy.answer = {{}};
+  f.run();
+  EXPECT_EQ(f.policy.seen_jobs[0].min_replicas, 3);
+  EXPECT_EQ(f.policy.seen_jobs[0].max_replicas, 3);
 }
 
 TEST(Round, ANewJobWithoutGpusGetsPolluxsHoldOnce) {

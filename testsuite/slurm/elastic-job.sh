@@ -1,0 +1,25 @@
+#!/bin/bash
+# The integration tests' elastic job: stands in for a training job and its
+# agent. It runs one step (srun) that publishes a hint every second and, on
+# SIGUSR1 (sched/pollux's checkpoint request), acknowledges it in the hint
+# (checkpoint.ready_for_requeue) and waits to be requeued.
+# Environment (from the test): POLLUX_TEST_HINT (the pollux-test-hint
+# program), POLLUX_TEST_SPOOL, POLLUX_TEST_SCALING (good, poor or none),
+# POLLUX_TEST_PROFILED (replicas to claim as profiled; default: this run's).
+gpus=${SLURM_NTASKS:-1}
+echo "start $(date +%s) restart=${SLURM_RESTART_COUNT:-0} nodes=$SLURM_JOB_NODELIST gpus=$gpus"
+export POLLUX_TEST_GPUS=$gpus
+exec srun --ntasks=1 --nodes=1 --overlap bash -c '
+  hint() { "$POLLUX_TEST_HINT" --spool "$POLLUX_TEST_SPOOL" --scaling "${POLLUX_TEST_SCALING:-good}" \
+             --profiled "${POLLUX_TEST_PROFILED:-$POLLUX_TEST_GPUS}" "$@"; }
+  asked=0
+  trap "asked=1" USR1
+  while :; do
+    if ((asked == 1)); then
+      hint --ack && echo "checkpoint acknowledged $(date +%s)"
+      asked=2
+    elif ((asked == 0)); then
+      hint
+    fi
+    sleep 1 & wait $!
+  done'
