@@ -7,7 +7,7 @@
 # program), POLLUX_TEST_SPOOL, POLLUX_TEST_SCALING (good, poor or none),
 # POLLUX_TEST_PROFILED (replicas to claim as profiled; default: this run's).
 gpus=${SLURM_NTASKS:-1}
-echo "start $(date +%s) restart=${SLURM_RESTART_COUNT:-0} nodes=$SLURM_JOB_NODELIST gpus=$gpus"
+echo "start $(date +%s.%N) restart=${SLURM_RESTART_COUNT:-0} nodes=$SLURM_JOB_NODELIST gpus=$gpus"
 export POLLUX_TEST_GPUS=$gpus
 exec srun --ntasks=1 --nodes=1 --overlap bash -c '
   hint() { "$POLLUX_TEST_HINT" --spool "$POLLUX_TEST_SPOOL" --scaling "${POLLUX_TEST_SCALING:-good}" \
@@ -16,7 +16,7 @@ exec srun --ntasks=1 --nodes=1 --overlap bash -c '
   trap "asked=1" USR1
   while :; do
     if ((asked == 1)); then
-      hint --ack && echo "checkpoint acknowledged $(date +%s)"
+      hint --ack && echo "checkpoint acknowledged $(date +%s.%N)"
       asked=2
     elif ((asked == 0)); then
       hint

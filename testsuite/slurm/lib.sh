@@ -24,20 +24,6 @@ for so in sched_pollux job_submit_pollux; do
 done
 [[ -x $POLLUX_TEST_HINT ]] || skip "$POLLUX_TEST_HINT not built (make check builds it)"
 
-# A free slurmctld port with free ports for the slurmds after it.
-free_port() {
-  local base p ok
-  for _ in $(seq 50); do
-    base=$((20000 + RANDOM % 20000))
-    ok=1
-    for ((p = base; p <= base + ${1:-4}; p++)); do
-      ss -Hltn "sport = :$p" | grep -q . && { ok=0; break; }
-    done
-    ((ok)) && { echo "$base"; return; }
-  done
-  fail "no free ports"
-}
-
 CLUSTER_DIR=
 cluster() { "$cluster_tool" --dir "$CLUSTER_DIR" "$@"; }
 
@@ -50,7 +36,7 @@ start_cluster() {
   export SLURM_CONF=$CLUSTER_DIR/etc/slurm.conf
   export POLLUX_TEST_SPOOL=$CLUSTER_DIR/spool/pollux
   note "starting a cluster in $CLUSTER_DIR"
-  cluster --port "$(free_port 4)" --plugins "$POLLUX_BUILD/plugin" \
+  cluster --port auto --plugins "$POLLUX_BUILD/plugin" \
     --sched-params "pollux_interval=3,pollux_restart_penalty=5,pollux_checkpoint_timeout=60${params:+,$params}" "$@" start
 }
 
