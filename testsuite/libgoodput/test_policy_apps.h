@@ -56,12 +56,15 @@ struct Instance {
 };
 
 /// A random round: `num_nodes` nodes of `gpus_per_node` GPUs (0: random 1-8
-/// per node), `num_jobs` jobs mixing application models (with one speedup
-/// function per application) and jobs without a model, random ages,
-/// restarts and limits, and a random current allocation that respects node
-/// capacity (but not necessarily the other constraints).
+/// per node), `num_jobs` jobs mixing application models and jobs without a
+/// model (`linear_share` of them), random ages, restarts and limits, and a
+/// random current allocation that respects node capacity (but not
+/// necessarily the other constraints). By default jobs of one application
+/// share a speedup function and restarts are arbitrary (edge cases);
+/// `realistic` gives every job its own function (its own memo, as a
+/// scheduler has) and at most one restart per two minutes of age.
 inline Instance random_instance(std::mt19937_64& rng, int num_nodes, int gpus_per_node, int num_jobs,
-                                double linear_share = 0.25) {
+                                double linear_share = 0.25, bool realistic = false) {
   Instance in;
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -75,10 +78,10 @@ inline Instance random_instance(std::mt19937_64& rng, int num_nodes, int gpus_pe
     job.id = 1000 + static_cast<std::uint64_t>(j) * 7;
     job.submit_time = pick(0, 20000);
     job.age = pick(0, 3) == 0 ? pick(0, 120) : pick(60, 20000);
-    job.restarts = pick(0, 4);
+    job.restarts = realistic ? std::min(pick(0, 4), static_cast<int>(job.age / 120)) : pick(0, 4);
     job.attained_service = pick(0, 3) == 0 ? 0.0 : unit(rng) * 1e5;
     const int app = pick(0, static_cast<int>(apps().size()) - 1);
-    if (unit(rng) >= linear_share) job.speedup = fns[app];
+    if (unit(rng) >= linear_share) job.speedup = realistic ? app_speedup(apps()[app]) : fns[app];
     job.min_replicas = pick(0, 4) == 0 ? pick(1, 2) : 0;
     job.max_replicas = std::max(job.min_replicas, artifact_max_replicas(apps()[app], pick(0, 16)));
     job.requested_gpus = pick(std::max(1, job.min_replicas), std::max(1, std::min(job.max_replicas, 8)));
