@@ -70,19 +70,11 @@ class OptimusPolicy final : public Policy {
     }
 
     // Placement: unchanged sizes keep their place, then smallest first.
-    std::vector<Placement> out(jobs.size());
-    std::vector<int> free = free_gpus(nodes, {});
-    for (int i : order)
-      if (size[i] > 0 && placement_gpus(current[i]) == size[i] &&
-          fits_free(current[i], free, options_.uniform_gpus_per_node)) {
-        out[i] = current[i];
-        for (const NodeShare& s : out[i]) free[s.node] -= s.gpus;
-      }
-    std::vector<int> by_size = order;
+    std::vector<int> by_size = order, smallest(jobs.size());
     std::stable_sort(by_size.begin(), by_size.end(), [&](int a, int b) { return size[a] < size[b]; });
-    for (int i : by_size)
-      for (int r = size[i]; r >= std::max(jobs[i].min_replicas, 1) && out[i].empty(); --r)
-        out[i] = place_most_free(free, r, options_.uniform_gpus_per_node);
+    for (std::size_t i = 0; i < jobs.size(); ++i) smallest[i] = std::max(jobs[i].min_replicas, 1);
+    const std::vector<Placement> out =
+        keep_or_place(nodes, current, size, smallest, order, by_size, options_.uniform_gpus_per_node);
 
     report_ = PolicyReport{0.0, 0, clock.seconds()};
     return out;

@@ -19,6 +19,13 @@ std::string job_name(const std::vector<JobInfo>& jobs, std::size_t i) {
   return "job " + std::to_string(jobs[i].id) + " (index " + std::to_string(i) + ")";
 }
 
+// Whether `p` fits in `free` and, when `uniform`, is uniform across nodes.
+bool fits_free(const Placement& p, const std::vector<int>& free, bool uniform) {
+  for (const NodeShare& s : p)
+    if (s.gpus > free[s.node] || (uniform && s.gpus != p.front().gpus)) return false;
+  return true;
+}
+
 }  // namespace
 
 void validate_round(const char* policy, const std::vector<JobInfo>& jobs,
@@ -76,21 +83,6 @@ std::vector<int> fifo_order(const std::vector<JobInfo>& jobs) {
   return order;
 }
 
-std::vector<int> free_gpus(const std::vector<NodeInfo>& nodes, const std::vector<Placement>& placements) {
-  std::vector<int> free(nodes.size());
-  for (std::size_t n = 0; n < nodes.size(); ++n) free[n] = nodes[n].gpus;
-  for (const Placement& p : placements)
-    for (const NodeShare& s : p) free[s.node] -= s.gpus;
-  for (int& f : free) f = std::max(f, 0);
-  return free;
-}
-
-bool fits_free(const Placement& p, const std::vector<int>& free, bool uniform) {
-  for (const NodeShare& s : p)
-    if (s.gpus > free[s.node] || (uniform && s.gpus != p.front().gpus)) return false;
-  return true;
-}
-
 Placement place_most_free(std::vector<int>& free, int gpus, bool uniform) {
   Placement out;
   if (gpus <= 0) return out;
@@ -107,19 +99,37 @@ Placement place_most_free(std::vector<int>& free, int gpus, bool uniform) {
       break;
     }
   } else {
-    int left = gpus;
-    while (left > 0) {
+    for (int left = gpus; left > 0;) {
       const int v = static_cast<int>(std::max_element(free.begin(), free.end()) - free.begin());
-      if (n == 0 || free[v] == 0) return {};
+      if (n == 0 || free[v] == 0) {
+        for (const NodeShare& s : out) free[s.node] += s.gpus;  // give back
+        return {};
+      }
       const int take = std::min(left, free[v]);
       out.push_back({v, take});
-      free[v] -= take;  // so that max_element moves on; restored below
+      free[v] -= take;
       left -= take;
     }
-    for (const NodeShare& s : out) free[s.node] += s.gpus;
+    return normalize_placement(std::move(out));
   }
-  out = normalize_placement(std::move(out));
   for (const NodeShare& s : out) free[s.node] -= s.gpus;
+  return normalize_placement(std::move(out));
+}
+
+std::vector<Placement> keep_or_place(const std::vector<NodeInfo>& nodes, const std::vector<Placement>& current,
+                                     const std::vector<int>& size, const std::vector<int>& smallest,
+                                     const std::vector<int>& order, const std::vector<int>& place_order,
+                                     bool uniform) {
+  std::vector<Placement> out(size.size());
+  std::vector<int> free(nodes.size());
+  for (std::size_t n = 0; n < nodes.size(); ++n) free[n] = nodes[n].gpus;
+  for (int i : order)
+    if (size[i] > 0 && placement_gpus(current[i]) == size[i] && fits_free(current[i], free, uniform)) {
+      out[i] = current[i];
+      for (const NodeShare& s : out[i]) free[s.node] -= s.gpus;
+    }
+  for (int i : place_order)
+    for (int r = size[i]; r > 0 && r >= smallest[i] && out[i].empty(); --r) out[i] = place_most_free(free, r, uniform);
   return out;
 }
 

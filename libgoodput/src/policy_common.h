@@ -27,17 +27,21 @@ std::vector<Placement> normalized(const std::vector<Placement>& current);
 /// Indices of `jobs` in FIFO order: submit time, then id.
 std::vector<int> fifo_order(const std::vector<JobInfo>& jobs);
 
-/// Free GPUs per node once `placements` are subtracted (never below 0).
-std::vector<int> free_gpus(const std::vector<NodeInfo>& nodes, const std::vector<Placement>& placements);
-
-/// Whether `p` fits in `free` and, when `uniform`, is uniform across nodes.
-bool fits_free(const Placement& p, const std::vector<int>& free, bool uniform);
-
 /// The baselines' placement: `gpus` GPUs taken from the nodes with the most
 /// free GPUs first (lowest index on ties), which also uses the fewest nodes.
 /// With `uniform`, a multi-node placement uses k nodes x gpus/k GPUs with
 /// the smallest feasible k. Subtracts from `free`; empty if it cannot fit.
 Placement place_most_free(std::vector<int>& free, int gpus, bool uniform);
+
+/// The baselines' placement of sizes already decided: in `order`, a job
+/// whose current placement has exactly size[i] GPUs and still fits keeps
+/// it; then, in `place_order`, each other job with size[i] > 0 gets
+/// place_most_free(), trying smaller sizes down to smallest[i] if it cannot
+/// be placed (it waits below that).
+std::vector<Placement> keep_or_place(const std::vector<NodeInfo>& nodes, const std::vector<Placement>& current,
+                                     const std::vector<int>& size, const std::vector<int>& smallest,
+                                     const std::vector<int>& order, const std::vector<int>& place_order,
+                                     bool uniform);
 
 /// Wall-clock seconds since construction.
 class Stopwatch {

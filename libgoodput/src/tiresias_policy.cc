@@ -44,24 +44,15 @@ class TiresiasPolicy final : public Policy {
 
     long unclaimed = 0;
     for (const NodeInfo& n : nodes) unclaimed += n.gpus;
-    std::vector<char> runs(jobs.size(), 0);
+    std::vector<int> size(jobs.size(), 0);
     for (int i : order)
       if (jobs[i].requested_gpus <= unclaimed) {
-        runs[i] = 1;
-        unclaimed -= jobs[i].requested_gpus;
+        size[i] = jobs[i].requested_gpus;
+        unclaimed -= size[i];
       }
-
-    std::vector<Placement> out(jobs.size());
-    std::vector<int> free = free_gpus(nodes, {});
     // Running jobs keep their placement when it is still whole and fits.
-    for (int i : order)
-      if (runs[i] && placement_gpus(current[i]) == jobs[i].requested_gpus &&
-          fits_free(current[i], free, options_.uniform_gpus_per_node)) {
-        out[i] = current[i];
-        for (const NodeShare& s : out[i]) free[s.node] -= s.gpus;
-      }
-    for (int i : order)
-      if (runs[i] && out[i].empty()) out[i] = place_most_free(free, jobs[i].requested_gpus, options_.uniform_gpus_per_node);
+    const std::vector<Placement> out =
+        keep_or_place(nodes, current, size, size, order, order, options_.uniform_gpus_per_node);
 
     report_ = PolicyReport{0.0, 0, clock.seconds()};
     return out;
