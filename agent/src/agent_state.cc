@@ -1,0 +1,126 @@
+// The agent's checkpointed state in YAML (see agent_state.h). It reuses the
+// hint's record layouts and ranges (pollux/hint_fields.h).
+#include "agent_state.h"
+
+#include <cfloat>
+#include <stdexcept>
+
+#include "pollux/hint_fields.h"
+#include "pollux/yaml_doc.h"
+
+namespace pollux::agent_detail {
+
+using namespace hint_fields;
+
+std::string emit_agent_state(const AgentState& s) {
+  yaml::Emitter e;
+  e.begin_map();
+  e.field("version", kAgentStateVersion);
+  e.field("job_id", static_cast<long long>(s.job_id));
+  e.field("restart_count", s.restart_count);
+  e.field("step", s.step);
+  e.field("samples", s.samples);
+  e.field("progress", s.progress);
+  e.field("time", s.time);
+  e.plain("limits"), emit(e, s.limits);
+  e.plain("config"), emit(e, s.config);
+  e.plain("estimator");
+  e.begin_map();
+  e.field("init_batch", s.estimator_init_batch);
+  e.field("sqr_biased", s.estimator.sqr_biased);
+  e.field("sqr_unbias", s.estimator.sqr_unbias);
+  e.field("var_biased", s.estimator.var_biased);
+  e.field("var_unbias", s.estimator.var_unbias);
+  e.field("updates", s.estimator.updates);
+  e.end_map();
+  if (s.perf) e.plain("perf"), emit(e, *s.perf);
+  e.plain("profile");
+  e.begin_seq();
+  for (const ProfileEntry& p : s.profile) {
+    e.begin_map(true);
+    e.field("nodes", p.nodes);
+    e.field("replicas", p.replicas);
+    e.field("atomic_batch", p.atomic_batch);
+    e.field("steps", p.steps);
+    e.field("micro_steps", p.micro_steps);
+    e.field("grad_time_sum", p.grad_time_sum);
+    e.field("step_time_sum", p.step_time_sum);
+    e.end_map();
+  }
+  e.end_seq();
+  e.end_map();
+  return e.finish();
+}
+
+namespace {
+
+// Runs `read` on the sub-map `key` and rejects unknown keys in it.
+template <typename Read>
+auto read_sub(yaml::MapReader& r, const char* key, Read read) {
+  using T = decltype(read(std::declval<yaml::MapReader&>()));
+  const yaml::Node* n = r.map(key);
+  if (n == nullptr) return T{};
+  yaml::MapReader sr(*n, key);
+  T v = read(sr);
+  if (!sr.finish()) throw std::runtime_error(sr.error());
+  return v;
+}
+
+GradNoiseEstimator::State read_estimator(yaml::MapReader& r, double& init_batch) {
+  GradNoiseEstimator::State st;
+  init_batch = r.real("init_batch", 1, kMaxBatch);
+  st.sqr_biased = r.real("sqr_biased", -DBL_MAX, DBL_MAX);
+  st.sqr_unbias = r.real("sqr_unbias", 0, 1);
+  st.var_biased = r.real("var_biased", -DBL_MAX, DBL_MAX);
+  st.var_unbias = r.real("var_unbias", 0, 1);
+  st.updates = r.integer("updates", 0, kMaxCount);
+  return st;
+}
+
+ProfileEntry read_entry(yaml::MapReader& r) {
+  ProfileEntry p;
+  p.nodes = static_cast<int>(r.integer("nodes", 1, kMaxNodes));
+  p.replicas = static_cast<int>(r.integer("replicas", 1, kMaxReplicas));
+  p.atomic_batch = static_cast<int>(r.integer("atomic_batch", 1, kMaxAtomic));
+  p.steps = r.integer("steps", 0, kMaxCount);
+  p.micro_steps = r.integer("micro_steps", 0, kMaxCount);
+  p.grad_time_sum = r.real("grad_time_sum", 0, DBL_MAX);
+  p.step_time_sum = r.real("step_time_sum", 0, DBL_MAX);
+  return p;
+}
+
+}  // namespace
+
+AgentState parse_agent_state(std::string_view text) {
+  std::string err;
+  const std::optional<yaml::Node> root = yaml::parse(text, err);
+  if (!root) throw std::runtime_error(err);
+  yaml::MapReader r(*root, "");
+  AgentState s;
+  const long long version = r.integer("version", 0, 1000000);
+  if (r.ok() && version != kAgentStateVersion)
+    throw std::runtime_error("unsupported agent state version " + std::to_string(version));
+  s.job_id = static_cast<std::uint32_t>(r.integer("job_id", 0, kMaxJobId));
+  s.restart_count = static_cast<int>(r.integer("restart_count", 0, kMaxRestarts));
+  s.step = r.integer("step", 0, kMaxCount);
+  s.samples = r.integer("samples", 0, kMaxCount);
+  s.progress = r.real("progress", 0, kMaxProgress);
+  s.time = r.real("time", 0, kMaxTime);
+  if (!r.ok()) throw std::runtime_error(r.error());
+  s.limits = read_sub(r, "limits", read_limits);
+  s.config = read_sub(r, "config", read_config);
+  s.estimator = read_sub(r, "estimator",
+                         [&](yaml::MapReader& sr) { return read_estimator(sr, s.estimator_init_batch); });
+  if (r.has("perf")) s.perf = read_sub(r, "perf", read_perf);
+  if (const yaml::Node* seq = r.seq("profile", kHintMaxSamples)) {
+    for (std::size_t i = 0; i < seq->seq.size(); ++i) {
+      yaml::MapReader sr(seq->seq[i], "profile[" + std::to_string(i) + "]");
+      s.profile.push_back(read_entry(sr));
+      if (!sr.finish()) throw std::runtime_error(sr.error());
+    }
+  }
+  if (!r.finish()) throw std::runtime_error(r.error());
+  return s;
+}
+
+}  // namespace pollux::agent_detail
