@@ -177,7 +177,14 @@ struct Agent::Impl {
 
   ~Impl() {
     if (handler_installed) ::sigaction(opt.resize_signal, &old_action, nullptr);
-    if (adapter) adapter->flush();
+    if (adapter) {
+      // The last word: a hint with everything measured (never throws out).
+      try {
+        publish(new_data, AdaptRequest::Propose::kNo);
+      } catch (...) {
+      }
+      adapter->flush();
+    }
   }
 
   static std::string checkpoint_root(const AgentOptions& o, const JobEnvironment& e) {
@@ -483,8 +490,8 @@ struct Agent::Impl {
       estimator.update(packet[kLocalSqr] / n, rec.sync_sqr, static_cast<int>(n), c.atomic);
     }
     if (c.profiled) {
-      const bool matured = profile.add(nodes, replicas, c.atomic, packet[kGradTime] / n, c.accum + 1,
-                                       packet[kStepTime] / replicas, opt.min_profile_steps);
+      const bool matured = profile.add(nodes, replicas, c.atomic, packet[kGradTime] / n, packet[kStepTime] / replicas,
+                                       opt.min_profile_steps);
       new_data = true;
       profile_changed |= matured;
     }

@@ -2,7 +2,9 @@
 // hint's record layouts and ranges (pollux/hint_fields.h).
 #include "agent_state.h"
 
+#include <algorithm>
 #include <cfloat>
+#include <charconv>
 #include <stdexcept>
 
 #include "pollux/hint_fields.h"
@@ -11,6 +13,34 @@
 namespace pollux::agent_detail {
 
 using namespace hint_fields;
+
+namespace {
+
+void emit_times(yaml::Emitter& e, const std::vector<double>& v) {
+  e.begin_seq(true);
+  for (double x : v) e.number(x);
+  e.end_seq();
+}
+
+std::vector<double> read_times(yaml::MapReader& r, const char* key) {
+  std::vector<double> v;
+  const yaml::Node* seq = r.seq(key, ProfileEntry::kWindow);
+  if (seq == nullptr) return v;
+  for (const yaml::Node& n : seq->seq) {
+    double x = 0;
+    const char* b = n.scalar.data();
+    const auto res = std::from_chars(b, b + n.scalar.size(), x);
+    if (n.kind != yaml::Node::Kind::kScalar || res.ec != std::errc() || res.ptr != b + n.scalar.size() ||
+        !(x > 0) || !(x <= kMaxSeconds)) {
+      r.fail(key, "'" + n.scalar + "' is not a time in seconds");
+      return {};
+    }
+    v.push_back(x);
+  }
+  return v;
+}
+
+}  // namespace
 
 std::string emit_agent_state(const AgentState& s) {
   yaml::Emitter e;
@@ -42,9 +72,11 @@ std::string emit_agent_state(const AgentState& s) {
     e.field("replicas", p.replicas);
     e.field("atomic_batch", p.atomic_batch);
     e.field("steps", p.steps);
-    e.field("micro_steps", p.micro_steps);
-    e.field("grad_time_sum", p.grad_time_sum);
-    e.field("step_time_sum", p.step_time_sum);
+    e.field("next", static_cast<long long>(p.next));
+    e.plain("grad_times");
+    emit_times(e, p.grad_times);
+    e.plain("step_times");
+    emit_times(e, p.step_times);
     e.end_map();
   }
   e.end_seq();
@@ -83,9 +115,11 @@ ProfileEntry read_entry(yaml::MapReader& r) {
   p.replicas = static_cast<int>(r.integer("replicas", 1, kMaxReplicas));
   p.atomic_batch = static_cast<int>(r.integer("atomic_batch", 1, kMaxAtomic));
   p.steps = r.integer("steps", 0, kMaxCount);
-  p.micro_steps = r.integer("micro_steps", 0, kMaxCount);
-  p.grad_time_sum = r.real("grad_time_sum", 0, DBL_MAX);
-  p.step_time_sum = r.real("step_time_sum", 0, DBL_MAX);
+  p.next = static_cast<std::size_t>(r.integer("next", 0, ProfileEntry::kWindow - 1));
+  p.grad_times = read_times(r, "grad_times");
+  p.step_times = read_times(r, "step_times");
+  if (r.ok() && p.grad_times.size() != p.step_times.size()) r.fail("step_times", "not as many as grad_times");
+  if (r.ok() && p.next >= std::max<std::size_t>(p.step_times.size(), 1)) r.fail("next", "outside the window");
   return p;
 }
 

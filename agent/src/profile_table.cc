@@ -4,20 +4,43 @@
 #include <algorithm>
 
 namespace pollux::agent_detail {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<long>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (v.size() % 2 == 1) return *mid;
+  return 0.5 * (*mid + *std::max_element(v.begin(), mid));
+}
+
+}  // namespace
+
+void ProfileEntry::add(double grad_time, double step_time) {
+  ++steps;
+  if (step_times.size() < kWindow) {
+    grad_times.push_back(grad_time);
+    step_times.push_back(step_time);
+    return;
+  }
+  grad_times[next] = grad_time;
+  step_times[next] = step_time;
+  next = (next + 1) % kWindow;
+}
 
 ProfileSample ProfileEntry::sample() const {
   ProfileSample s;
   s.nodes = nodes;
   s.replicas = replicas;
   s.atomic_batch = atomic_batch;
-  s.grad_time = micro_steps > 0 ? grad_time_sum / static_cast<double>(micro_steps) : 0;
-  s.step_time = steps > 0 ? step_time_sum / static_cast<double>(steps) : 0;
+  s.grad_time = median(grad_times);
+  s.step_time = median(step_times);
   return s;
 }
 
-bool ProfileTable::add(int nodes, int replicas, int atomic, double grad_time_mean, long long micro_steps,
-                       double step_time, long long mature_steps) {
-  if (!(grad_time_mean > 0) || !(step_time > 0) || micro_steps < 1) return false;
+bool ProfileTable::add(int nodes, int replicas, int atomic, double grad_time, double step_time,
+                       long long mature_steps) {
+  if (!(grad_time > 0) || !(step_time > 0)) return false;
   auto it = std::find_if(entries_.begin(), entries_.end(), [&](const ProfileEntry& e) {
     return e.nodes == nodes && e.replicas == replicas && e.atomic_batch == atomic;
   });
@@ -27,13 +50,14 @@ bool ProfileTable::add(int nodes, int replicas, int atomic, double grad_time_mea
       entries_.erase(std::min_element(entries_.begin(), entries_.end(),
                                       [](const ProfileEntry& a, const ProfileEntry& b) { return a.steps < b.steps; }));
     }
-    entries_.push_back(ProfileEntry{nodes, replicas, atomic, 0, 0, 0, 0});
+    ProfileEntry e;
+    e.nodes = nodes;
+    e.replicas = replicas;
+    e.atomic_batch = atomic;
+    entries_.push_back(std::move(e));
     it = entries_.end() - 1;
   }
-  it->steps += 1;
-  it->micro_steps += micro_steps;
-  it->grad_time_sum += grad_time_mean * static_cast<double>(micro_steps);
-  it->step_time_sum += step_time;
+  it->add(grad_time, step_time);
   return it->steps == mature_steps;
 }
 
@@ -41,7 +65,7 @@ std::vector<ProfileSample> ProfileTable::samples() const {
   std::vector<ProfileSample> out;
   out.reserve(entries_.size());
   for (const ProfileEntry& e : entries_)
-    if (e.steps > 0 && e.micro_steps > 0) out.push_back(e.sample());
+    if (!e.step_times.empty()) out.push_back(e.sample());
   return out;
 }
 

@@ -1,6 +1,13 @@
-// The agent's profile: mean micro-step and step times per configuration
-// (nodes, replicas, atomic batch), accumulated over the steps measured.
-// Identical on all ranks (it is fed with all-reduced measurements).
+// The agent's profile: micro-step and step times per configuration
+// (nodes, replicas, atomic batch). Identical on all ranks (it is fed with
+// all-reduced measurements).
+//
+// Each configuration reports the median of its last kWindow steps rather
+// than the mean of all: a step that was preempted, page-faulted or waited
+// for a checkpoint is not a property of the configuration, and on a shared
+// node such steps would dominate a mean (we measured means 20x the median
+// on a loaded 2-core machine). The window also lets the profile follow
+// slow drifts (warming caches, other jobs on the node).
 #ifndef POLLUX_AGENT_PROFILE_TABLE_H
 #define POLLUX_AGENT_PROFILE_TABLE_H
 
@@ -11,14 +18,18 @@
 namespace pollux::agent_detail {
 
 struct ProfileEntry {
+  static constexpr std::size_t kWindow = 31;
+
   int nodes = 1;
   int replicas = 1;
   int atomic_batch = 1;
-  long long steps = 0;        ///< optimizer steps measured
-  long long micro_steps = 0;  ///< micro-steps measured (all ranks' mean counts once per rank-step)
-  double grad_time_sum = 0;   ///< seconds, over micro_steps
-  double step_time_sum = 0;   ///< seconds, over steps
+  long long steps = 0;             ///< steps measured in all
+  std::vector<double> grad_times;  ///< mean micro-step seconds of the last kWindow steps (ring)
+  std::vector<double> step_times;  ///< step seconds of the last kWindow steps (ring)
+  std::size_t next = 0;            ///< ring position of the oldest value once full
 
+  void add(double grad_time, double step_time);
+  /// Medians of the window (zero times when empty).
   ProfileSample sample() const;
 };
 
@@ -29,11 +40,10 @@ class ProfileTable {
   explicit ProfileTable(std::size_t capacity) : capacity_(capacity) {}
 
   /// Adds one step measured at (nodes, replicas, atomic): the mean
-  /// micro-step time over `micro_steps` micro-steps and the step time.
-  /// Returns true when the configuration's step count just reached
-  /// `mature_steps` (a profile change: worth a re-fit).
-  bool add(int nodes, int replicas, int atomic, double grad_time_mean, long long micro_steps,
-           double step_time, long long mature_steps);
+  /// micro-step time and the step time. Returns true when the
+  /// configuration's step count just reached `mature_steps` (a profile
+  /// change: worth a re-fit).
+  bool add(int nodes, int replicas, int atomic, double grad_time, double step_time, long long mature_steps);
 
   /// Samples of every configuration measured at least once, in insertion order.
   std::vector<ProfileSample> samples() const;

@@ -63,6 +63,11 @@ class Emitter {
   void number(double v);     ///< shortest text that reads back to the same double
   void number(long long v);
   void boolean(bool v);
+  /// A key and its value, in an open map.
+  void field(std::string_view key, double v) { plain(key), number(v); }
+  void field(std::string_view key, long long v) { plain(key), number(v); }
+  void field(std::string_view key, int v) { plain(key), number(static_cast<long long>(v)); }
+  void field(std::string_view key, bool v) { plain(key), boolean(v); }
 
   /// Ends the document and returns its text.
   std::string finish();
