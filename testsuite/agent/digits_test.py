@@ -109,6 +109,16 @@ class Run:
     def steps(self):
         return [int(m.group(1)) for m in (re.match(r"step (\d+) ", l) for l in self.lines) if m]
 
+    def progress(self):
+        """(progress, target) of the last step line, or None."""
+        with self.cond:
+            lines = list(self.lines)
+        for line in reversed(lines):
+            m = re.match(r"step \d+ epoch \S+ progress (\S+)/(\S+) ", line)
+            if m:
+                return float(m.group(1)), float(m.group(2))
+        return None
+
     def final(self):
         for line in self.lines:
             m = re.match(r"final step (\d+) progress (\S+) samples (\d+) replicas (\d+) val_loss (\S+) val_acc (\S+)", line)
@@ -235,7 +245,6 @@ def test_resize(args, work):
 
     job = 4302
     plan = [(2, 0.25), (4, 0.60), (1, None)]  # replicas, fraction of the target at which to resize
-    target_steps = reference["step"]
     resumed_at = None
     results = []
     for restart, (np, frac) in enumerate(plan):
@@ -249,12 +258,12 @@ def test_resize(args, work):
             results.append(run)
             break
         deadline = time.time() + 300
-        while True:  # resize once the run is `frac` of the way
-            steps = run.steps()
-            if steps and steps[-1] >= frac * target_steps:
+        while True:  # resize once the run is `frac` of the way (in scale-invariant progress)
+            done = run.progress()
+            if done is not None and done[0] >= frac * done[1]:
                 break
             if run.proc.poll() is not None or time.time() > deadline:
-                raise Failure("the run ended or stalled before step %d" % (frac * target_steps))
+                raise Failure("the run ended or stalled before %d%% of its progress" % (100 * frac))
             time.sleep(0.05)
         run.signal(signal.SIGUSR1)
         ckpt = wait_ack(args, work, job, 120)
