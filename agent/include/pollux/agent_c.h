@@ -51,6 +51,12 @@ int pollux_agent_options_from_env(pollux_agent_options* options);
  * communicator `mpi_comm_f` (Fortran handle), or single-process with -1.
  * NULL on failure. */
 pollux_agent* pollux_agent_create(const pollux_agent_options* options, int mpi_comm_f);
+/* A GPU agent (libpollux-agent-cuda): gradients in device memory (float32,
+ * float64, float16, bfloat16) on the CUDA stream `cuda_stream` (a
+ * cudaStream_t; NULL for the default stream), all-reduced by NCCL over a
+ * communicator it creates on `mpi_comm_f`. Call cudaSetDevice() first.
+ * NULL on failure. */
+pollux_agent* pollux_agent_create_cuda(const pollux_agent_options* options, int mpi_comm_f, void* cuda_stream);
 void pollux_agent_destroy(pollux_agent* agent);
 
 /* Checkpoint callbacks: write / read the application's state in `dir`.

@@ -18,7 +18,9 @@ class MlpCpu final : public Model {
   MlpCpu(const Dataset& data, const Layout& layout, std::uint64_t seed)
       : data_(data), l_(layout), params_(init_params(layout, seed)), grad_(layout.size(), 0.0f) {}
 
-  double compute_gradient(const std::vector<int>& idx) override {
+  double last_loss() override { return loss_; }
+
+  void compute_gradient(const std::vector<int>& idx) override {
     const int m = static_cast<int>(idx.size());
     x_.resize(m, kFeatures);
     for (int i = 0; i < m; ++i)
@@ -38,7 +40,7 @@ class MlpCpu final : public Model {
     da1 = (z1_.array() > 0.0f).select(da1, 0.0f);
     MatMap(&grad_[l_.w1()], l_.hidden, kFeatures).noalias() = da1.transpose() * x_;
     VecMap(&grad_[l_.b1()], l_.hidden) = da1.colwise().sum();
-    return loss / m;
+    loss_ = loss / m;
   }
 
   pollux::GradientBuffer gradient() override {
@@ -91,6 +93,7 @@ class MlpCpu final : public Model {
   Layout l_;
   std::vector<float> params_, grad_;
   Mat x_, z1_, a1_, p_;
+  double loss_ = 0;
 };
 
 }  // namespace

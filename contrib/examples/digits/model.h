@@ -31,8 +31,10 @@ class Model {
  public:
   virtual ~Model() = default;
   /// Gradient of the mean loss over training examples `idx` into
-  /// gradient(); returns that mean loss.
-  virtual double compute_gradient(const std::vector<int>& idx) = 0;
+  /// gradient() (asynchronously on a GPU).
+  virtual void compute_gradient(const std::vector<int>& idx) = 0;
+  /// Mean loss of the last compute_gradient() (waits for it on a GPU).
+  virtual double last_loss() = 0;
   /// The gradient buffer the agent measures and synchronises.
   virtual pollux::GradientBuffer gradient() = 0;
   /// params -= lr * gradient.

@@ -137,13 +137,12 @@ int train(pollux::Agent& agent, Model& model, const Dataset& data, const Layout&
     // repeat an example.
     const long long offset = agent.samples_seen();
     const Clock::time_point t0 = Clock::now();
-    double loss = 0;
     for (int k = 0; k <= s; ++k) {
       idx.resize(static_cast<std::size_t>(m));
       const long long base = offset + (static_cast<long long>(k) * R + r) * m;
       for (int j = 0; j < m; ++j) idx[static_cast<std::size_t>(j)] = order.at(base + j);
       agent.micro_step_begin();
-      loss += model.compute_gradient(idx);
+      model.compute_gradient(idx);
       if (o.step_delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(o.step_delay));
       agent.micro_step_end(model.gradient());
     }
@@ -157,7 +156,7 @@ int train(pollux::Agent& agent, Model& model, const Dataset& data, const Layout&
     const long long epoch = agent.samples_seen() / data.n_train();
     if (epoch != last_epoch || agent.step() % o.log_every == 0) {
       last_epoch = epoch;
-      report("step", loss / (s + 1));
+      report("step", model.last_loss());
     }
   }
   model.evaluate(val_loss, val_acc);
