@@ -458,10 +458,12 @@ struct Agent::Impl {
       }
     }
     // What this step is measured under (its record is reduced next step).
-    current_ctx = RecordContext{atomic, accum, steps_since_config >= opt.warmup_steps, replicas == 1 && accum == 0};
+    const bool two_step = replicas == 1 && accum == 0;
+    current_ctx = RecordContext{atomic, accum, steps_since_config >= opt.warmup_steps, two_step};
+    const TwoStep pair = !two_step ? TwoStep::kOff : steps_since_config % 2 == 0 ? TwoStep::kKeep : TwoStep::kCompare;
     comm->start_allreduce(packet, kPacketSize);
     try {
-      backend->synchronize(grad, replicas * (accum + 1), current_ctx.two_step, *comm);
+      backend->synchronize(grad, replicas * (accum + 1), pair, *comm);
     } catch (...) {
       comm->wait_allreduce();
       throw;

@@ -66,6 +66,7 @@ struct Slot {
   double* host = nullptr;    // kScalars pinned host doubles
   int micro = 0;
   bool has_prev = false;
+  bool keeps = false;  // this step's gradient is the first of a two-step pair
   bool in_flight = false;
 };
 
@@ -130,7 +131,7 @@ class CudaBackend final : public StepBackend {
     ++s.micro;
   }
 
-  void synchronize(GradientBuffer& g, int num_grads, bool keep, Communicator&) override {
+  void synchronize(GradientBuffer& g, int num_grads, TwoStep two_step, Communicator&) override {
     Slot& s = slots_[cur_];
     const std::size_t bytes = g.count * dtype_size(g.dtype);
     if (accumulated_ > 0) check(cuda_detail::add(g.data, accum_.get(bytes), g.count, g.dtype, stream_), "add kernel");
@@ -139,17 +140,18 @@ class CudaBackend final : public StepBackend {
     check(cuda_detail::scale_sqnorm(g.data, g.count, g.dtype, 1.0 / num_grads, s.device + kSyncSqr, stream_),
           "scale_sqnorm kernel");
     s.has_prev = false;
-    if (keep) {
-      if (prev_valid_ && prev_bytes_ == bytes) {
-        check(cuda_detail::dot(prev_.get(bytes), g.data, g.count, g.dtype, s.device + kDotPrev, stream_), "dot kernel");
-        s.has_prev = true;
-      }
+    if (two_step == TwoStep::kKeep) {
       check(cudaMemcpyAsync(prev_.get(bytes), g.data, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
       prev_bytes_ = bytes;
       prev_valid_ = true;
     } else {
+      if (two_step == TwoStep::kCompare && prev_valid_ && prev_bytes_ == bytes) {
+        check(cuda_detail::dot(prev_.get(bytes), g.data, g.count, g.dtype, s.device + kDotPrev, stream_), "dot kernel");
+        s.has_prev = true;
+      }
       prev_valid_ = false;
     }
+    s.keeps = two_step == TwoStep::kKeep;
     check(cudaEventRecord(s.sync_end, stream_), "cudaEventRecord");
     check(cudaMemcpyAsync(s.host, s.device, kScalars * sizeof(double), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
     check(cudaMemsetAsync(s.device, 0, kScalars * sizeof(double), stream_), "cudaMemsetAsync");
@@ -171,8 +173,8 @@ class CudaBackend final : public StepBackend {
     r.local_sqr_sum = s.host[kLocalSqr];
     r.sync_sqr = s.host[kSyncSqr];
     r.dot_prev = s.host[kDotPrev];
-    r.has_prev = s.has_prev && have_last_sync_;
-    r.prev_sqr = last_sync_sqr_;
+    r.has_prev = s.has_prev && have_kept_sqr_;
+    r.prev_sqr = kept_sqr_;
     for (int k = 0; k < s.micro; ++k) {
       float ms = 0;
       check(cudaEventElapsedTime(&ms, s.begin[static_cast<std::size_t>(k)], s.end[static_cast<std::size_t>(k)]), "cudaEventElapsedTime");
@@ -181,8 +183,10 @@ class CudaBackend final : public StepBackend {
     float ms = 0;
     check(cudaEventElapsedTime(&ms, s.begin[static_cast<std::size_t>(s.micro - 1)], s.sync_end), "cudaEventElapsedTime");
     r.step_time = ms * 1e-3;
-    last_sync_sqr_ = r.sync_sqr;
-    have_last_sync_ = true;
+    if (s.keeps) {
+      kept_sqr_ = r.sync_sqr;
+      have_kept_sqr_ = true;
+    }
     return r;
   }
 
@@ -195,7 +199,7 @@ class CudaBackend final : public StepBackend {
     }
     accumulated_ = 0;
     prev_valid_ = false;
-    have_last_sync_ = false;
+    have_kept_sqr_ = false;
   }
 
  private:
@@ -208,8 +212,8 @@ class CudaBackend final : public StepBackend {
   int accumulated_ = 0;
   bool prev_valid_ = false;
   std::size_t prev_bytes_ = 0;
-  double last_sync_sqr_ = 0;
-  bool have_last_sync_ = false;
+  double kept_sqr_ = 0;
+  bool have_kept_sqr_ = false;
 };
 
 }  // namespace

@@ -45,10 +45,16 @@ struct StepRecord {
   double sync_sqr = 0;          ///< |averaged gradient|^2 after the all-reduce
   double grad_time_sum = 0;     ///< seconds, sum over micro-steps
   double step_time = 0;         ///< seconds from the last micro-step's begin to the end of the sync
-  bool has_prev = false;        ///< two-step fallback: the previous step's gradient was kept
-  double prev_sqr = 0;          ///< |previous averaged gradient|^2
-  double dot_prev = 0;          ///< <previous, current> averaged gradients
+  bool has_prev = false;        ///< two-step fallback: compared with the kept previous gradient
+  double prev_sqr = 0;          ///< |kept previous averaged gradient|^2
+  double dot_prev = 0;          ///< <kept previous, current> averaged gradients
 };
+
+/// The one-replica fallback of the gradient-noise estimate pairs steps:
+/// the first of a pair keeps its averaged gradient, the second measures
+/// its inner product with it. Non-overlapping pairs cost one copy and one
+/// dot product per two steps, and give independent samples.
+enum class TwoStep { kOff, kKeep, kCompare };
 
 /// Measures and synchronises one rank's gradients.
 class StepBackend {
@@ -59,10 +65,9 @@ class StepBackend {
   /// into the backend's accumulation buffer.
   virtual void micro_end(const GradientBuffer& grad, bool accumulate) = 0;
   /// grad += accumulated; all-reduce; grad /= num_grads; measures
-  /// |grad|^2. With `keep_for_two_step`, also measures <prev, grad> against
-  /// the previous step's kept gradient and keeps this one.
-  virtual void synchronize(GradientBuffer& grad, int num_grads, bool keep_for_two_step,
-                           Communicator& comm) = 0;
+  /// |grad|^2. TwoStep::kKeep keeps a copy of the result; kCompare
+  /// measures <kept, grad> (record.has_prev) and forgets the copy.
+  virtual void synchronize(GradientBuffer& grad, int num_grads, TwoStep two_step, Communicator& comm) = 0;
   /// The record of the last synchronised step, once its measurements are
   /// available (a GPU backend waits for them here); invalid if none.
   virtual StepRecord take_record() = 0;
