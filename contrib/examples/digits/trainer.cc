@@ -72,6 +72,8 @@ std::optional<int> parse_options(int argc, char** argv, const char* description,
       ->check(CLI::Range(1, 1000000000))->capture_default_str();
   app.add_option("--step-delay", o.step_delay, "seconds each micro-step also waits, as if for a GPU (slower demo steps)")
       ->check(CLI::Range(0.0, 60.0))->capture_default_str();
+  app.add_option("--example-delay", o.example_delay, "and seconds more per example of its micro-batch")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -143,7 +145,8 @@ int train(pollux::Agent& agent, Model& model, const Dataset& data, const Layout&
       for (int j = 0; j < m; ++j) idx[static_cast<std::size_t>(j)] = order.at(base + j);
       agent.micro_step_begin();
       model.compute_gradient(idx);
-      if (o.step_delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(o.step_delay));
+      const double delay = o.step_delay + o.example_delay * m;
+      if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
       agent.micro_step_end(model.gradient());
     }
     pollux::GradientBuffer g = model.gradient();

@@ -31,6 +31,7 @@ struct TrainOptions {
   std::vector<int> schedule;   ///< fixed atomic batches to cycle through (implies no adaptation)
   int schedule_steps = 50;
   double step_delay = 0;       ///< seconds each micro-step sleeps, as a host waiting for a GPU would (demos)
+  double example_delay = 0;    ///< and seconds more per example of the micro-batch
 };
 
 /// Parses the command line. Returns an exit code when the program should
