@@ -86,18 +86,6 @@ std::string emit_agent_state(const AgentState& s) {
 
 namespace {
 
-// Runs `read` on the sub-map `key` and rejects unknown keys in it.
-template <typename Read>
-auto read_sub(yaml::MapReader& r, const char* key, Read read) {
-  using T = decltype(read(std::declval<yaml::MapReader&>()));
-  const yaml::Node* n = r.map(key);
-  if (n == nullptr) return T{};
-  yaml::MapReader sr(*n, key);
-  T v = read(sr);
-  if (!sr.finish()) throw std::runtime_error(sr.error());
-  return v;
-}
-
 GradNoiseEstimator::State read_estimator(yaml::MapReader& r, double& init_batch) {
   GradNoiseEstimator::State st;
   init_batch = r.real("init_batch", 1, kMaxBatch);
@@ -140,19 +128,11 @@ AgentState parse_agent_state(std::string_view text) {
   s.samples = r.integer("samples", 0, kMaxCount);
   s.progress = r.real("progress", 0, kMaxProgress);
   s.time = r.real("time", 0, kMaxTime);
-  if (!r.ok()) throw std::runtime_error(r.error());
-  s.limits = read_sub(r, "limits", read_limits);
-  s.config = read_sub(r, "config", read_config);
-  s.estimator = read_sub(r, "estimator",
-                         [&](yaml::MapReader& sr) { return read_estimator(sr, s.estimator_init_batch); });
-  if (r.has("perf")) s.perf = read_sub(r, "perf", read_perf);
-  if (const yaml::Node* seq = r.seq("profile", kHintMaxSamples)) {
-    for (std::size_t i = 0; i < seq->seq.size(); ++i) {
-      yaml::MapReader sr(seq->seq[i], "profile[" + std::to_string(i) + "]");
-      s.profile.push_back(read_entry(sr));
-      if (!sr.finish()) throw std::runtime_error(sr.error());
-    }
-  }
+  s.limits = r.sub("limits", read_limits);
+  s.config = r.sub("config", read_config);
+  s.estimator = r.sub("estimator", [&](yaml::MapReader& sr) { return read_estimator(sr, s.estimator_init_batch); });
+  if (r.has("perf")) s.perf = r.sub("perf", read_perf);
+  s.profile = r.each("profile", kHintMaxSamples, read_entry);
   if (!r.finish()) throw std::runtime_error(r.error());
   return s;
 }

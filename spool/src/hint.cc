@@ -2,8 +2,6 @@
 // (see pollux/hint.h; ranges in doc/hint-format.md).
 #include "pollux/hint.h"
 
-#include <utility>
-
 #include "pollux/atomic_file.h"
 #include "pollux/hint_fields.h"
 #include "pollux/yaml_doc.h"
@@ -12,14 +10,6 @@ namespace pollux {
 namespace {
 
 using namespace hint_fields;
-
-// Reads a sub-record with its own reader, then rejects keys it does not know.
-template <typename Read>
-auto read_all(yaml::MapReader& r, Read read) {
-  auto v = read(r);
-  r.finish();
-  return v;
-}
 
 HintCheckpoint read_checkpoint(yaml::MapReader& r) {
   HintCheckpoint c;
@@ -46,32 +36,13 @@ HintResult read_hint(const yaml::Node& root) {
   h.restart_count = static_cast<int>(r.integer("restart_count", 0, kMaxRestarts));
   h.step = r.integer("step", 0, kMaxCount);
   h.progress = r.real("progress", 0, kMaxProgress);
-  // Each sub-map is read with its own reader; its error is copied up.
-  auto sub = [&](const char* key, auto read) {
-    const yaml::Node* n = r.map(key);
-    using T = decltype(read(std::declval<yaml::MapReader&>()));
-    if (n == nullptr) return T{};
-    yaml::MapReader sr(*n, key);
-    T v = read_all(sr, read);
-    if (!sr.ok() && r.ok()) res.error = sr.error();
-    return v;
-  };
-  h.limits = sub("limits", read_limits);
-  if (res.error.empty()) h.config = sub("config", read_config);
-  if (res.error.empty() && r.has("perf")) h.perf = sub("perf", read_perf);
-  if (res.error.empty() && r.has("grad")) h.grad = sub("grad", read_grad);
+  h.limits = r.sub("limits", read_limits);
+  h.config = r.sub("config", read_config);
+  if (r.has("perf")) h.perf = r.sub("perf", read_perf);
+  if (r.has("grad")) h.grad = r.sub("grad", read_grad);
   h.max_profiled_replicas = static_cast<int>(r.integer("max_profiled_replicas", 0, kMaxReplicas));
-  const yaml::Node* profile = r.seq("profile", kHintMaxSamples);
-  if (res.error.empty() && profile != nullptr) {
-    h.profile.reserve(profile->seq.size());
-    for (std::size_t i = 0; i < profile->seq.size() && res.error.empty(); ++i) {
-      yaml::MapReader sr(profile->seq[i], "profile[" + std::to_string(i) + "]");
-      h.profile.push_back(read_all(sr, read_sample));
-      if (!sr.ok()) res.error = sr.error();
-    }
-  }
-  if (res.error.empty() && r.has("checkpoint")) h.checkpoint = sub("checkpoint", read_checkpoint);
-  if (!res.error.empty()) return res;
+  h.profile = r.each("profile", kHintMaxSamples, read_sample);
+  if (r.has("checkpoint")) h.checkpoint = r.sub("checkpoint", read_checkpoint);
   if (!r.finish()) {
     res.error = r.error();
     return res;

@@ -10,7 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "agent_test_util.h"
+#include "spool_test_util.h"
 #include "pollux/checkpoint_store.h"
 
 namespace pollux {

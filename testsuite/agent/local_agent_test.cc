@@ -12,7 +12,7 @@
 #include <random>
 #include <thread>
 
-#include "agent_test_util.h"
+#include "spool_test_util.h"
 #include "pollux/agent.h"
 #include "pollux/hint.h"
 

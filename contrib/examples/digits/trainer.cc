@@ -1,6 +1,8 @@
 // The training loop (see trainer.h).
 #include "trainer.h"
 
+#include <mpi.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -170,6 +172,28 @@ int train(pollux::Agent& agent, Model& model, const Dataset& data, const Layout&
     std::fflush(stdout);
   }
   return 0;
+}
+
+int mpi_main(int argc, char** argv, const char* name, const char* description,
+             const std::function<int(const TrainOptions&, const Dataset&)>& body) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  TrainOptions opt;
+  if (auto rc = parse_options(argc, argv, description, POLLUX_DIGITS_DATA, opt)) {
+    MPI_Finalize();
+    return *rc;
+  }
+  int rc = 0;
+  try {
+    rc = body(opt, load_digits(opt.data));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s[%d]: error: %s\n", name, rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return rc;
 }
 
 }  // namespace digits

@@ -4,6 +4,7 @@
 #ifndef POLLUX_EXAMPLES_TRAINER_H
 #define POLLUX_EXAMPLES_TRAINER_H
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,13 @@ pollux::AgentOptions agent_options(const TrainOptions& options);
 /// requeue exit code after a checkpoint in RequeueMode::kExit).
 int train(pollux::Agent& agent, Model& model, const Dataset& data, const Layout& layout,
           const TrainOptions& options);
+
+/// A trainer's main(): MPI_Init, the command line, then `body` with the
+/// options and the loaded dataset; an exception is reported as
+/// "<name>[rank]: error: ..." and ends every rank (MPI_Abort), since the
+/// others may be blocked in a collective. Returns the exit code.
+int mpi_main(int argc, char** argv, const char* name, const char* description,
+             const std::function<int(const TrainOptions&, const Dataset&)>& body);
 
 }  // namespace digits
 
