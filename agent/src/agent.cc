@@ -10,11 +10,9 @@
 // boundary, without any extra collective.
 #include "pollux/agent.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -30,6 +28,7 @@
 #include "pollux/grad_noise.h"
 #include "pollux/spool_dir.h"
 #include "profile_table.h"
+#include "resize_signal.h"
 
 namespace pollux {
 
@@ -66,12 +65,6 @@ BatchConfig initial_config(const BatchLimits& limits, int replicas) noexcept {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Signals received from the scheduler (async-signal-safe counter).
-std::atomic<long> g_resize_signals{0};
-static_assert(std::atomic<long>::is_always_lock_free, "signal handler needs a lock-free counter");
-
-void on_resize_signal(int) { g_resize_signals.fetch_add(1, std::memory_order_relaxed); }
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -115,8 +108,7 @@ struct Agent::Impl {
   CheckpointStore store;
   std::unique_ptr<Adapter> adapter;  // rank 0
   CheckpointFn save_fn, load_fn;
-  struct sigaction old_action {};
-  bool handler_installed = false;
+  agent_detail::ResizeSignal resize_signal;
 
   // The configuration and where training stands.
   int atomic = 1, accum = 0;
@@ -145,11 +137,14 @@ struct Agent::Impl {
         opt(std::move(o)),
         env(std::move(e)),
         estimator((opt.validate(), opt.limits.init_batch), opt.smoothing),
-        store(checkpoint_root(opt, env)) {
+        store(checkpoint_root(opt, env)),
+        resize_signal(opt.resize_signal) {
     rank = comm->rank();
     replicas = comm->size();
     nodes = comm->nodes();
-    seen_signals = g_resize_signals.load();
+    // A signal that came before this agent (during start-up) is acted on
+    // at the first step boundary.
+    seen_signals = agent_detail::ResizeSignal::handled();
     if (opt.write_hints && env.job_id != 0) spool_dir = opt.spool_dir.empty() ? resolve_spool_dir() : opt.spool_dir;
     const BatchConfig init = initial_config(opt.limits, replicas);
     atomic = init.atomic_batch;
@@ -165,18 +160,10 @@ struct Agent::Impl {
       if (env.job_id == 0 && opt.write_hints && opt.verbose >= 1)
         log(rank, "no SLURM_JOB_ID: not a Slurm job, no hint file is written");
     }
-    if (opt.resize_signal > 0) {
-      struct sigaction sa {};
-      sa.sa_handler = on_resize_signal;
-      sigemptyset(&sa.sa_mask);
-      sa.sa_flags = SA_RESTART;
-      handler_installed = ::sigaction(opt.resize_signal, &sa, &old_action) == 0;
-    }
     if (rank == 0) publish(false, AdaptRequest::Propose::kNo);
   }
 
   ~Impl() {
-    if (handler_installed) ::sigaction(opt.resize_signal, &old_action, nullptr);
     if (adapter) {
       // The last word: a hint with everything measured (never throws out).
       try {
@@ -441,7 +428,7 @@ struct Agent::Impl {
                              std::to_string(accum + 1) + " (accum_steps() + 1)");
     const StepRecord rec = backend->take_record();
     std::fill(std::begin(packet), std::end(packet), 0.0);
-    packet_signals = g_resize_signals.load(std::memory_order_relaxed);
+    packet_signals = agent_detail::ResizeSignal::received();
     packet[kResize] = packet_signals != seen_signals ? 1 : 0;
     if (rec.valid) {
       packet[kValid] = 1;
@@ -515,6 +502,7 @@ struct Agent::Impl {
     if (resize_requested) {
       resize_requested = false;
       seen_signals = packet_signals;
+      agent_detail::ResizeSignal::set_handled(packet_signals);
       action = resize();
     }
     update_gain();

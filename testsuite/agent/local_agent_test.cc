@@ -244,6 +244,30 @@ TEST(LocalAgent, ResizeInExitModeAcknowledgesAndTellsTheLoopToExit) {
   EXPECT_EQ(b->step(), 2);
 }
 
+// A requeued job may be signalled while it is still starting: the handler
+// the library installs at load time keeps the signal from killing it, and
+// the agent acts on it at its first step boundary.
+TEST(LocalAgent, ASignalBeforeTheAgentExistsIsNotFatalNorLost) {
+  TempDir dir;
+  SlurmJob job("9004");
+  ::raise(SIGUSR1);  // the default action would end this process
+  AgentOptions o = options(dir);
+  o.requeue_mode = RequeueMode::kExit;
+  auto a = make_local_agent(o);
+  App app;
+  app.attach(*a);
+  std::vector<float> grad(10, 0.5f);
+  plain_step(*a, app, grad);
+  EXPECT_EQ(a->step_end(), StepAction::kRequeueExit);
+  auto b = make_local_agent(o);
+  App app2;
+  app2.attach(*b);
+  ASSERT_TRUE(b->restore());
+  EXPECT_EQ(b->step(), 1);
+  plain_step(*b, app2, grad);
+  EXPECT_EQ(b->step_end(), StepAction::kContinue) << "the signal was acted on once";
+}
+
 TEST(LocalAgent, WritesAHintThatTheSchedulerAccepts) {
   TempDir dir;
   SlurmJob job("9003");
