@@ -379,6 +379,10 @@ bool MapReader::has(std::string_view key) {
   return node_.kind == Node::Kind::kMap && node_.find(key) != nullptr;
 }
 
+void MapReader::adopt(const MapReader& child) {
+  if (error_.empty()) error_ = child.error_;
+}
+
 bool MapReader::finish() {
   if (!ok()) return false;
   for (const auto& kv : node_.map) {

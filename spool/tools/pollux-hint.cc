@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "pollux/atomic_file.h"
 #include "pollux/hint.h"
@@ -75,6 +76,12 @@ int main(int argc, char** argv) {
   app.add_option("--uid", uid, "expected owner and uid field (default: your uid)")->check(CLI::Range(0LL, 4294967294LL));
   app.add_option("--job-id", job_id, "expected job id (default: the file's)")->check(CLI::Range(1LL, 4294967293LL));
   app.add_option("--get", get, "print only this field (e.g. config.replicas, perf.alpha_c)");
+  bool emit = false;
+  app.add_flag("--emit", emit, "print the hint as this library writes it (a file the agent wrote is identical)");
+  std::vector<std::string> predict;
+  app.add_option("--predict", predict,
+                 "N,R,m,s: print the fitted model's seconds per optimizer step on N nodes, R replicas, "
+                 "atomic batch m, s accumulation steps (repeatable)");
   CLI11_PARSE(app, argc, argv);
 
   if (job_id < 0) {
@@ -88,6 +95,26 @@ int main(int argc, char** argv) {
   if (!r) {
     std::fprintf(stderr, "pollux-hint: rejected: %s\n", r.error.c_str());
     return 1;
+  }
+  if (emit) {
+    std::cout << pollux::emit_hint(*r.hint);
+    return 0;
+  }
+  if (!predict.empty()) {
+    if (!r.hint->perf) {
+      std::fprintf(stderr, "pollux-hint: %s: no fitted model (perf) yet\n", path.c_str());
+      return 2;
+    }
+    for (const std::string& p : predict) {
+      int n = 0, rep = 0, m = 0, s = 0;
+      char tail = 0;
+      if (std::sscanf(p.c_str(), "%d,%d,%d,%d%c", &n, &rep, &m, &s, &tail) != 4 || n < 1 || rep < n || m < 1 || s < 0) {
+        std::fprintf(stderr, "pollux-hint: --predict %s: expected N,R,m,s with 1 <= N <= R, m >= 1, s >= 0\n", p.c_str());
+        return 2;
+      }
+      std::cout << pollux::yaml::format_number(pollux::predict_iter_time(*r.hint->perf, n, rep, m, s)) << '\n';
+    }
+    return 0;
   }
   const auto fields = flatten(*r.hint);
   if (!get.empty()) {

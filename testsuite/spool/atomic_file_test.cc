@@ -19,14 +19,9 @@
 namespace pollux {
 namespace {
 
+using test::slurp;
 using test::TempDir;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Content number k: 1 MiB of the letter 'a' + k % 26, so a torn file shows.
 std::string content(int k) { return std::string(1 << 20, static_cast<char>('a' + k % 26)); }

@@ -18,6 +18,7 @@ namespace {
 
 using test::full_hint;
 using test::TempDir;
+using test::write_text;
 
 // The hint as the current user would write it.
 Hint my_hint() {
@@ -26,9 +27,6 @@ Hint my_hint() {
   return h;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-}
 
 TEST(ReadHintFile, AcceptsAFileWrittenByWriteHintFile) {
   TempDir dir;

@@ -1,11 +1,14 @@
-// Hints used across the spool tests. full_hint()'s values are referred to
-// by text in hint_test.cc's rejection table: change both together.
+// Helpers of the spool and agent tests: hints (full_hint()'s values are
+// referred to by text in hint_test.cc's rejection table: change both
+// together), temporary directories, small files.
 #ifndef POLLUX_SPOOL_TEST_UTIL_H
 #define POLLUX_SPOOL_TEST_UTIL_H
 
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -55,6 +58,17 @@ class TempDir {
  private:
   std::string path_;
 };
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline void write_text(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
 
 }  // namespace pollux::test
 

@@ -63,6 +63,11 @@ class Emitter {
   void number(double v);     ///< shortest text that reads back to the same double
   void number(long long v);
   void boolean(bool v);
+  /// A key and its value, in an open map.
+  void field(std::string_view key, double v) { plain(key), number(v); }
+  void field(std::string_view key, long long v) { plain(key), number(v); }
+  void field(std::string_view key, int v) { plain(key), number(static_cast<long long>(v)); }
+  void field(std::string_view key, bool v) { plain(key), boolean(v); }
 
   /// Ends the document and returns its text.
   std::string finish();
@@ -98,6 +103,18 @@ class MapReader {
   /// Whether an optional field is present (and marks it as known).
   bool has(std::string_view key);
 
+  /// Reads the sub-map `key` with `read(MapReader&)`, rejects keys `read`
+  /// did not ask for, and takes over its first error. Returns read()'s
+  /// value (value-initialised when the map is missing).
+  template <typename Read>
+  auto sub(std::string_view key, Read read) -> decltype(read(std::declval<MapReader&>()));
+  /// Reads each map of the sequence `key` (at most `max_items`) likewise.
+  template <typename Read>
+  auto each(std::string_view key, std::size_t max_items, Read read)
+      -> std::vector<decltype(read(std::declval<MapReader&>()))>;
+  /// Takes over `child`'s error if this reader has none yet.
+  void adopt(const MapReader& child);
+
   /// Fails if the map holds a key none of the calls above asked for.
   bool finish();
 
@@ -113,6 +130,33 @@ class MapReader {
   std::vector<std::string> known_;
   std::string error_;
 };
+
+template <typename Read>
+auto MapReader::sub(std::string_view key, Read read) -> decltype(read(std::declval<MapReader&>())) {
+  const Node* n = map(key);
+  if (n == nullptr) return {};
+  MapReader child(*n, field(key));
+  auto value = read(child);
+  child.finish();
+  adopt(child);
+  return value;
+}
+
+template <typename Read>
+auto MapReader::each(std::string_view key, std::size_t max_items, Read read)
+    -> std::vector<decltype(read(std::declval<MapReader&>()))> {
+  std::vector<decltype(read(std::declval<MapReader&>()))> out;
+  const Node* n = seq(key, max_items);
+  if (n == nullptr) return out;
+  out.reserve(n->seq.size());
+  for (std::size_t i = 0; i < n->seq.size() && ok(); ++i) {
+    MapReader child(n->seq[i], field(key) + "[" + std::to_string(i) + "]");
+    out.push_back(read(child));
+    child.finish();
+    adopt(child);
+  }
+  return out;
+}
 
 }  // namespace pollux::yaml
 
