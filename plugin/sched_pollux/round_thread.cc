@@ -215,10 +215,17 @@ class RoundThread {
                                                d.state.alloc.node_list).c_str(),
            d.state.why.c_str(), d.comment.c_str());
     }
-    if (report.changed()) {
-      schedule_job_save();
-      if (report.released + report.requeued + report.restarted_early > 0) queue_job_scheduler();
+    // Slurm's main loop starts released jobs; kick it rather than wait for
+    // its own interval (sched_interval, 60 s by default), also while a
+    // decided job waits for its begin time or for its nodes.
+    bool waiting = false;
+    for (const JobDecision& d : result.decisions) {
+      const ElasticJobSnapshot& j = snap.jobs[d.job];
+      if (d.state.phase == Phase::kStarting && !j.running && !j.completing && j.begin_time <= snap.now)
+        waiting = true;
     }
+    if (report.changed()) schedule_job_save();
+    if (waiting || report.released + report.requeued + report.restarted_early > 0) queue_job_scheduler();
     in_flight_ = false;
     for (const JobDecision& d : result.decisions)
       if (d.state.phase == Phase::kCheckpointing || d.state.phase == Phase::kStarting) in_flight_ = true;

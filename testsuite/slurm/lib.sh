@@ -50,8 +50,12 @@ cleanup() {
     squeue 2>/dev/null || true
     for f in "$CLUSTER_DIR"/jobs/*.out; do [[ -f $f ]] && { echo "---- $f ----"; tail -20 "$f"; }; done
   fi
-  cluster stop || true
+  if ! cluster stop; then
+    echo "FAILED: $test_name: the cluster's processes could not all be stopped" >&2
+    rc=1
+  fi
   if ((rc == 0)) && [[ -z ${POLLUX_TEST_KEEP:-} ]]; then rm -rf "$CLUSTER_DIR"; else echo "(kept $CLUSTER_DIR for inspection)"; fi
+  exit "$rc"
 }
 
 # wait_until SECONDS WHAT COMMAND...: polls COMMAND every half second.
