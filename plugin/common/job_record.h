@@ -10,6 +10,7 @@
 #include "core/elastic.h"
 #include "core/job_comment.h"
 #include "slurm_api.h"
+#include "slurm_raii.h"
 
 namespace pollux::sched {
 
@@ -62,8 +63,8 @@ inline constexpr const char* kInternalUpdate = "sched/pollux";
 template <typename Fn>
 void for_each_gpu_share(const job_record_t* job, Fn&& fn) {
   if (job->gres_list_alloc == nullptr || job->node_bitmap == nullptr) return;
-  ListIterator it = list_iterator_create(job->gres_list_alloc);
-  while (auto* state = static_cast<gres_state_t*>(list_next(it))) {
+  ListIteratorGuard it(job->gres_list_alloc);
+  while (auto* state = it.next<gres_state_t>()) {
     if (state->gres_name == nullptr || xstrcmp(state->gres_name, "gpu") != 0 || state->gres_data == nullptr)
       continue;
     const auto* js = static_cast<const gres_job_state_t*>(state->gres_data);
@@ -76,7 +77,6 @@ void for_each_gpu_share(const job_record_t* job, Fn&& fn) {
       ++k;
     }
   }
-  list_iterator_destroy(it);
 }
 
 }  // namespace pollux::sched

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/slurm_api.h"
+#include "common/slurm_raii.h"
 #include "core/hints.h"
 #include "core/params.h"
 #include "core/round.h"
@@ -107,11 +108,9 @@ class RoundThread {
   void load_params() {
     std::string sched_params, job_submit;
     {
-      slurmctld_lock_t lock = {READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK, NO_LOCK};
-      lock_slurmctld(lock);
+      const SlurmctldLock lock({READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK, NO_LOCK});
       sched_params = slurm_conf.sched_params != nullptr ? slurm_conf.sched_params : "";
       job_submit = slurm_conf.job_submit_plugins != nullptr ? slurm_conf.job_submit_plugins : "";
-      unlock_slurmctld(lock);
     }
     ParamsResult parsed = parse_params(sched_params);
     for (const std::string& e : parsed.errors) error("sched/pollux: SchedulerParameters: %s", e.c_str());
@@ -184,10 +183,8 @@ class RoundThread {
     const Clock::time_point t0 = Clock::now();
     Snapshot snap;
     {
-      slurmctld_lock_t lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
-      lock_slurmctld(lock);
+      const SlurmctldLock lock({NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
       snap = take_snapshot(static_cast<double>(std::time(nullptr)));
-      unlock_slurmctld(lock);
     }
     const double read_ms = ms_since(t0);
     const std::vector<JobInput> inputs = hints_.read(snap, params_.spool_dir);
@@ -200,10 +197,10 @@ class RoundThread {
     double write_ms = 0;
     if (needs_enact(snap, result)) {
       const Clock::time_point t2 = Clock::now();
-      slurmctld_lock_t lock = {READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK};
-      lock_slurmctld(lock);
-      report = enact(snap, result);
-      unlock_slurmctld(lock);
+      {
+        const SlurmctldLock lock({READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
+        report = enact(snap, result);
+      }
       write_ms = ms_since(t2);
     }
     for (const std::string& e : report.errors) error("sched/pollux: %s", e.c_str());

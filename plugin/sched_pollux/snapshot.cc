@@ -11,12 +11,11 @@ namespace {
 int node_gpus(const node_record_t* node) {
   if (node->gres_list == nullptr) return 0;
   std::uint64_t gpus = 0;
-  ListIterator it = list_iterator_create(node->gres_list);
-  while (auto* state = static_cast<gres_state_t*>(list_next(it))) {
+  ListIteratorGuard it(node->gres_list);
+  while (auto* state = it.next<gres_state_t>()) {
     if (state->gres_name != nullptr && xstrcmp(state->gres_name, "gpu") == 0 && state->gres_data != nullptr)
       gpus += static_cast<const gres_node_state_t*>(state->gres_data)->gres_cnt_avail;
   }
-  list_iterator_destroy(it);
   return static_cast<int>(std::min<std::uint64_t>(gpus, 1u << 20));
 }
 
@@ -70,8 +69,8 @@ Snapshot take_snapshot(double now) {
   };
 
   std::vector<std::pair<uint32_t, RigidRequest>> queue;  // (priority, request)
-  ListIterator it = list_iterator_create(job_list);
-  while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+  ListIteratorGuard it(job_list);
+  while (auto* job = it.next<job_record_t>()) {
     const bool pending = IS_JOB_PENDING(job), running = IS_JOB_RUNNING(job);
     std::optional<JobState> state = pollux_state(job);
     const bool fresh = !state && new_elastic_job(job);
@@ -107,7 +106,6 @@ Snapshot take_snapshot(double now) {
       if (auto r = rigid_request(job, now)) queue.emplace_back(job->priority, *r);
     }
   }
-  list_iterator_destroy(it);
   std::stable_sort(queue.begin(), queue.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (auto& q : queue) snap.rigid_queue.push_back(q.second);
   return snap;
