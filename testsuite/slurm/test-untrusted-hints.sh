@@ -13,12 +13,17 @@ quiet() { sbatch --parsable --requeue -J "$1" -N 1-4 --gpus-per-node=4 -o "$CLUS
 other=$(quiet other-uid)
 link=$(quiet symlink)
 wait_until 30 "both jobs running" bash -c "squeue -h -t R -o %i | grep -c . | grep -qx 2"
-# Valid hints claiming excellent scaling at full size...
-"$POLLUX_TEST_HINT" --spool "$spool" --job "$other" --profiled 16 --scaling good
+# Valid hints claiming excellent scaling at full size, but one belongs to
+# another user, and the other is a symlink to a file for another job id.
+# (Each is made aside and moved in whole: no round may see a valid file.)
+scratch=$CLUSTER_DIR/scratch
+mkdir -p "$scratch"
+"$POLLUX_TEST_HINT" --spool "$scratch" --job "$other" --profiled 16 --scaling good
+chown 65534:65534 "$scratch/$other.hint.yaml"
+mv "$scratch/$other.hint.yaml" "$spool/$other.hint.yaml"
 "$POLLUX_TEST_HINT" --spool "$spool" --job 999999 --profiled 16 --scaling good
-# ...but one belongs to another user, and the other is a symlink to a file for another job id.
-chown 65534:65534 "$spool/$other.hint.yaml"
-ln -s "$spool/999999.hint.yaml" "$spool/$link.hint.yaml"
+ln -s "$spool/999999.hint.yaml" "$scratch/$link.hint.yaml"
+mv "$scratch/$link.hint.yaml" "$spool/$link.hint.yaml"
 rejected() { (($(log_count "JobId=$1: hint rejected") >= 1)); }
 wait_until 20 "job $other's hint rejected" rejected "$other"
 wait_until 20 "job $link's hint rejected" rejected "$link"
