@@ -60,8 +60,28 @@ int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid) {
       return ESLURM_ACCESS_DENIED;
     }
     if (desc->priority == 0 && validate_operator(uid)) {  // an administrator's hold: theirs from now on
+      if (!pollux_state(job)) {  // not adopted yet: adopt it now, or the first round would take the hold over
+        JobState state;
+        state.range = *classify(shape_of(job));
+        state.since = static_cast<double>(time(nullptr));
+        state.submit = job->details != nullptr ? static_cast<double>(job->details->submit_time) : state.since;
+        state.why = "wait";
+        set_string(&job->system_comment, format_comment(JobView{}, state));
+      }
       xfree(job->state_desc);
       job->state_reason = WAIT_HELD;
+    }
+  } else if (desc->priority == INFINITE && IS_JOB_PENDING(job) && job->priority == 0) {
+    // Releasing someone's hold on an elastic job hands it back to
+    // sched/pollux, which releases it at its decided size: Slurm's own
+    // release would let its main loop start the job at a size of its own.
+    const bool may = validate_operator(uid) || (job->state_reason == WAIT_HELD_USER && uid == job->user_id);
+    if (may) {
+      set_pollux_hold(job, kHoldReason);
+      desc->priority = NO_VAL;
+      last_job_update = time(nullptr);
+      info("job_submit/pollux: JobId=%u: hold released by uid %u: sched/pollux starts it at its size", job->job_id,
+           uid);
     }
   }
   return SLURM_SUCCESS;

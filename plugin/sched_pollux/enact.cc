@@ -10,7 +10,6 @@
 namespace pollux::sched {
 namespace {
 
-constexpr const char* kWaitReason = "pollux: waiting for GPUs";
 /// A requeued job may start again this long after the requeue: sooner, its
 /// new launch credential could carry the revocation's time stamp.
 constexpr double kRequeueGap = 2.0;
@@ -94,7 +93,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
       case Action::kNone:
         break;
       case Action::kHold:
-        set_pollux_hold(job, kWaitReason);
+        set_pollux_hold(job, kHoldReason);
         ++r.held;
         break;
       case Action::kRelease:
@@ -115,10 +114,10 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         }
         ++r.requeued;
         if (d.state.alloc.empty()) {
-          set_pollux_hold(job, kWaitReason);
+          set_pollux_hold(job, kHoldReason);
         } else if ((rc = set_size(job, d.state.alloc, false)) != SLURM_SUCCESS) {
           r.errors.push_back(describe(job, "setting its size after the requeue", rc));
-          set_pollux_hold(job, kWaitReason);  // never restart at the old size
+          set_pollux_hold(job, kHoldReason);  // never restart at the old size
         }
         if (job->details != nullptr) job->details->begin_time = now + static_cast<time_t>(kRequeueGap);
         break;
