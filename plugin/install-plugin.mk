@@ -5,7 +5,7 @@
 # file (overwriting a loaded plugin in place crashes slurmctld).
 install-exec-local: $(PLUGIN_SO:.so=.la)
 	$(MKDIR_P) "$(DESTDIR)$(SLURM_PLUGINDIR)"
-	tmp="$(DESTDIR)$(SLURM_PLUGINDIR)/.$(PLUGIN_SO).$$$$" && \
+	@tmp="$(DESTDIR)$(SLURM_PLUGINDIR)/.$(PLUGIN_SO).$$$$" && \
 	$(INSTALL_PROGRAM) -m 755 .libs/$(PLUGIN_SO) "$$tmp" && \
 	mv -f "$$tmp" "$(DESTDIR)$(SLURM_PLUGINDIR)/$(PLUGIN_SO)" && \
 	echo "installed $(DESTDIR)$(SLURM_PLUGINDIR)/$(PLUGIN_SO)"
