@@ -18,6 +18,8 @@ grep -q "error: sched/pollux: SchedulerParameters: pollux_max_nodes=0 must be an
   fail "the invalid pollux_max_nodes is not logged"
 grep -q "error: sched/pollux: SchedulerParameters: unknown option pollux_bogus=1 ignored" <<< "$log" ||
   fail "the unknown option is not logged"
-[[ -d $CLUSTER_DIR/spool/pollux ]] || fail "no spool directory"
+# The plugin made the spool (the cluster tool does not): world-writable, sticky.
+[[ $(stat -c %a "$CLUSTER_DIR/spool/pollux" 2>/dev/null) == 1777 ]] || fail "no spool directory of mode 1777"
+grep -q "sched/pollux: created the spool $CLUSTER_DIR/spool/pollux (mode 1777)" <<< "$log" || fail "the spool's creation is not logged"
 scontrol show config | grep -q "SchedulerType *= sched/pollux" || fail "SchedulerType is not sched/pollux"
 note "ok"
