@@ -157,6 +157,9 @@ struct Agent::Impl {
             opt.limits.min_atomic, opt.limits.max_atomic, opt.limits.accumulation ? ", accumulation" : "",
             spool_dir.empty() ? "off" : hint_path(spool_dir, env.job_id).c_str(), store.root().c_str());
       }
+      if (env.ntasks > 0 && env.ntasks != replicas)
+        log(rank, "SLURM_NTASKS=%d but the communicator has %d rank(s): the agent counts the communicator's",
+            env.ntasks, replicas);
       if (env.job_id == 0 && opt.write_hints && opt.verbose >= 1)
         log(rank, "no SLURM_JOB_ID: not a Slurm job, no hint file is written");
     }

@@ -206,11 +206,15 @@ def test_profile(args, work):
     # that the medians stay robust on a shared, loaded node.
     job = 4201
     schedule = [16, 64, 256]
-    steps_each = 33  # 2 warm-up steps + the agent's 31-step window
+    # Visits of 6 steps (2 warm-up steps, as the agent and the trainer skip
+    # after a change, and 4 measured), 8 visits per configuration: 32
+    # measured steps each, spread over the whole run, so that load from
+    # other processes on the node weighs on the three configurations alike.
+    steps_each, visits = 6, 8
     run = Run(args, 2, job_env(work, job),
               ["--schedule", ",".join(map(str, schedule)), "--schedule-steps", str(steps_each),
-               "--max-steps", str(steps_each * len(schedule)), "--step-delay", "0.004", "--example-delay", "0.00005", "--hidden", "64",
-               "--log-every", "1000"])
+               "--max-steps", str(steps_each * visits * len(schedule)), "--step-delay", "0.004",
+               "--example-delay", "0.00005", "--hidden", "16", "--log-every", "1000"])
     check(run.finish(300) == 0, "profiling run exits 0")
     measured = run.timings()
     f = hint_fields(args, work, job)

@@ -112,6 +112,14 @@ struct App {
   }
 };
 
+// A new agent (a restarted job) with `app` attached, restored from the
+// latest checkpoint; null when there was none.
+std::unique_ptr<Agent> restored(const AgentOptions& o, App& app) {
+  auto a = make_local_agent(o);
+  app.attach(*a);
+  return a->restore() ? std::move(a) : nullptr;
+}
+
 void plain_step(Agent& a, App& app, std::vector<float>& grad) {
   for (int k = 0; k <= a.accum_steps(); ++k) {
     a.micro_step_begin();
@@ -146,10 +154,9 @@ TEST(LocalAgent, RestoreResumesTheExactStep) {
       a->step_end();
     }
   }
-  auto b = make_local_agent(options(dir));
   App app;
-  app.attach(*b);
-  ASSERT_TRUE(b->restore());
+  auto b = restored(options(dir), app);
+  ASSERT_TRUE(b);
   EXPECT_EQ(b->step(), step);
   EXPECT_EQ(app.model_step, step);
   EXPECT_EQ(b->samples_seen(), samples);
@@ -172,10 +179,9 @@ TEST(LocalAgent, AFailingCheckpointCallbackCommitsNothing) {
   plain_step(*a, app, grad);
   a->step_end();
   EXPECT_THROW(a->checkpoint(), std::runtime_error);
-  auto b = make_local_agent(options(dir));
   App app2;
-  app2.attach(*b);
-  ASSERT_TRUE(b->restore());
+  auto b = restored(options(dir), app2);
+  ASSERT_TRUE(b);
   EXPECT_EQ(b->step(), 1);
 }
 
@@ -214,10 +220,9 @@ TEST(LocalAgent, ResizeSignalCheckpointsAcknowledgesWaitsAndResumes) {
   EXPECT_EQ(h.hint->checkpoint->step, 7);
   EXPECT_FALSE(h.hint->checkpoint->ready_for_requeue);
   EXPECT_EQ(app.model_step, 7);
-  auto b = make_local_agent(o);
   App app2;
-  app2.attach(*b);
-  ASSERT_TRUE(b->restore());
+  auto b = restored(o, app2);
+  ASSERT_TRUE(b);
   EXPECT_EQ(b->step(), 7);
   EXPECT_EQ(app2.model_step, 7);
 }
@@ -237,10 +242,9 @@ TEST(LocalAgent, ResizeInExitModeAcknowledgesAndTellsTheLoopToExit) {
   plain_step(*a, app, grad);
   EXPECT_EQ(a->step_end(), StepAction::kRequeueExit);
   EXPECT_EQ(a->options().requeue_exit_code, 75);
-  auto b = make_local_agent(o);
   App app2;
-  app2.attach(*b);
-  ASSERT_TRUE(b->restore());
+  auto b = restored(o, app2);
+  ASSERT_TRUE(b);
   EXPECT_EQ(b->step(), 2);
 }
 
@@ -259,10 +263,9 @@ TEST(LocalAgent, ASignalBeforeTheAgentExistsIsNotFatalNorLost) {
   std::vector<float> grad(10, 0.5f);
   plain_step(*a, app, grad);
   EXPECT_EQ(a->step_end(), StepAction::kRequeueExit);
-  auto b = make_local_agent(o);
   App app2;
-  app2.attach(*b);
-  ASSERT_TRUE(b->restore());
+  auto b = restored(o, app2);
+  ASSERT_TRUE(b);
   EXPECT_EQ(b->step(), 1);
   plain_step(*b, app2, grad);
   EXPECT_EQ(b->step_end(), StepAction::kContinue) << "the signal was acted on once";

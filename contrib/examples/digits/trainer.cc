@@ -21,12 +21,16 @@ constexpr const char* kModelFile = "model.bin";
 
 // The trainer's own measurement of whole optimizer steps (first
 // micro-step to the end of the all-reduce), per configuration, to check
-// the agent's profile and model against.
+// the agent's profile and model against. Like the agent's profile it keeps
+// the last 31 steps of each configuration.
 struct StepTimer {
+  static constexpr std::size_t kWindow = 31;
   std::map<std::tuple<int, int, int, int>, std::vector<double>> times;
 
   void add(int nodes, int replicas, int atomic, int accum, double s) {
-    times[{nodes, replicas, atomic, accum}].push_back(s);
+    std::vector<double>& v = times[{nodes, replicas, atomic, accum}];
+    if (v.size() == kWindow) v.erase(v.begin());
+    v.push_back(s);
   }
   void print() const {
     for (const auto& [k, v] : times) {
