@@ -5,7 +5,6 @@
 #include <climits>
 #include <exception>
 #include <numeric>
-#include <unordered_map>
 
 namespace pollux::sched {
 namespace {
@@ -236,7 +235,6 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     const Placement& p = chosen[k];
     JobDecision d;
     d.job = i;
-    d.placement = p;
     JobState prev = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, j.submit_time, ""});
     JobState& st = d.state;
     st = prev;

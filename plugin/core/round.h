@@ -59,7 +59,6 @@ struct ElasticJobSnapshot {
 
 /// A pending rigid job asking for GPUs, in Slurm's priority order.
 struct RigidRequest {
-  std::uint32_t job_id = 0;
   int nodes = 1;          ///< minimum node count
   int gpus_per_node = 0;  ///< --gpus-per-node (0 when given per job)
   int gpus = 0;           ///< total GPUs (--gpus), when gpus_per_node is 0
@@ -95,7 +94,6 @@ const char* action_name(Action action) noexcept;
 struct JobDecision {
   std::size_t job = 0;  ///< index in Snapshot::jobs
   Action action = Action::kNone;
-  Placement placement;  ///< the decided node shares (state.alloc, as node indices)
   JobState state;       ///< the new state (written to the SystemComment)
   JobView view;
   std::string comment;  ///< format_comment(view, state)

@@ -35,7 +35,6 @@ std::optional<RigidRequest> rigid_request(const job_record_t* job, double now) {
     return std::nullopt;
   if (job->details->begin_time > now) return std::nullopt;
   RigidRequest r;
-  r.job_id = job->job_id;
   r.nodes = static_cast<int>(std::clamp<uint32_t>(job->details->min_nodes, 1, kMaxNodes));
   if (job->tres_per_node != nullptr) {
     if (auto g = untyped_gpus_per_node(job->tres_per_node)) r.gpus_per_node = *g;
