@@ -26,7 +26,7 @@ enum Index { kAlphaC, kBetaC, kAlphaN, kBetaN, kAlphaR, kBetaR, kGamma };
 
 // Keeps sqrt differentiable when a noise-free fit reaches zero error; it
 // moves the objective by at most 1e-15.
-constexpr double kSqrtGuard = 1e-30;
+constexpr double kSqrtGuard = 1e-12;
 
 struct Problem {
   const std::vector<ProfileSample>* samples;
@@ -86,6 +86,20 @@ double objective(unsigned n, const double* x, double* grad, void* data) {
   }
   ++pb.evaluations;
   return err1 + err2 + reg1 + reg2;
+}
+
+// The optimiser works on log(alpha), log(beta) and gamma: the parameters
+// span five orders of magnitude, and in linear coordinates L-BFGS stalls on
+// the ill-conditioning far from the optimum. The objective and its
+// minimiser are the same; only the coordinates differ.
+double objective_log_coords(unsigned n, const double* y, double* grad, void* data) {
+  std::array<double, kN> x;
+  for (int k = 0; k < kGamma; ++k) x[k] = std::exp(y[k]);
+  x[kGamma] = y[kGamma];
+  const double f = objective(n, x.data(), grad, data);
+  if (grad != nullptr)
+    for (int k = 0; k < kGamma; ++k) grad[k] *= x[k];  // d/dlog(x) = x d/dx
+  return f;
 }
 
 const char* status_name(nlopt_result r) {
@@ -167,26 +181,36 @@ FitResult fit_perf_params(const std::vector<ProfileSample>& samples, const FitOp
     fix(kBetaR, detail::kTiny);
   }
 
+  // To log coordinates (gamma stays linear).
+  std::array<double, kN> y = x, ylo = lower, yhi = upper;
+  for (int k = 0; k < kGamma; ++k) {
+    y[k] = std::log(x[k]);
+    ylo[k] = std::log(lower[k]);
+    yhi[k] = std::isfinite(upper[k]) ? std::log(upper[k]) : HUGE_VAL;
+  }
   nlopt_opt opt = nlopt_create(NLOPT_LD_LBFGS, kN);
   if (opt == nullptr) throw std::runtime_error("fit_perf_params: nlopt_create failed");
-  nlopt_set_lower_bounds(opt, lower.data());
-  nlopt_set_upper_bounds(opt, upper.data());
-  nlopt_set_min_objective(opt, objective, &pb);
+  nlopt_set_lower_bounds(opt, ylo.data());
+  nlopt_set_upper_bounds(opt, yhi.data());
+  nlopt_set_min_objective(opt, objective_log_coords, &pb);
   nlopt_set_ftol_rel(opt, options.rel_tolerance);
   nlopt_set_maxeval(opt, options.max_evaluations);
   double value = 0;
-  const std::array<double, kN> start = x;
-  const nlopt_result status = nlopt_optimize(opt, x.data(), &value);
+  const std::array<double, kN> start = y;
+  const nlopt_result status = nlopt_optimize(opt, y.data(), &value);
   nlopt_destroy(opt);
   result.status = status_name(status);
-  // A failed run may leave x unusable: fall back to the feasible start.
+  // A failed run may leave y unusable: fall back to the feasible start.
   bool finite = std::isfinite(value);
-  for (double v : x) finite = finite && std::isfinite(v);
+  for (double v : y) finite = finite && std::isfinite(v);
   if (status < 0 && !finite) {
-    x = start;
-    value = objective(kN, x.data(), nullptr, &pb);
+    y = start;
+    value = objective_log_coords(kN, y.data(), nullptr, &pb);
   }
-  for (int k = 0; k < kN; ++k) x[k] = std::clamp(x[k], lower[k], upper[k]);
+  for (int k = 0; k < kN; ++k) {
+    x[k] = k == kGamma ? y[k] : std::exp(y[k]);
+    x[k] = std::clamp(x[k], lower[k], upper[k]);
+  }
 
   result.params = PerfParams::from_array(x);
   if (!multi_node) {

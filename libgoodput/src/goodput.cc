@@ -1,6 +1,7 @@
 // Goodput and the per-job batch-size optimiser (see pollux/goodput.h).
 #include "pollux/goodput.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace pollux {
@@ -47,6 +48,10 @@ BatchConfig GoodputModel::optimize(int nodes, int replicas, const BatchLimits& l
       atomic = replicas == 1 ? static_cast<int>(std::ceil(limits.init_batch - eps))
                              : static_cast<int>(std::ceil(local - eps));
     }
+    // Rounding m up may overshoot M_max; step it back so that the total
+    // batch never exceeds the job's limit.
+    const double cap = std::floor(limits.max_batch / (double(replicas) * (accum + 1)) + eps);
+    atomic = static_cast<int>(std::min<double>(atomic, cap));
     if (atomic < limits.min_atomic || atomic > limits.max_atomic) continue;
     const double g = goodput(nodes, replicas, atomic, accum);
     if (g > best.goodput) best = BatchConfig{atomic, accum, g};

@@ -45,9 +45,10 @@ class GoodputModel {
   /// Best (m, s) for `replicas` GPUs on `nodes` nodes: samples total batches
   /// geometrically in [max(M0, m_min * R), M_max], splits each local batch
   /// into s + 1 micro-steps of at most m_max (s >= 1 when R == 1 and the
-  /// local batch exceeds M0), and returns the argmax of goodput. Never
-  /// returns m outside [m_min, m_max] or M above M_max (up to rounding of
-  /// m upwards, as in the reference); goodput 0 if no candidate is valid.
+  /// local batch exceeds M0), m = ceil(local / (s + 1)) lowered if needed
+  /// so that R * m * (s + 1) <= M_max, and returns the argmax of goodput.
+  /// Never returns m outside [m_min, m_max] or a total batch above M_max;
+  /// goodput 0 if no candidate is valid (e.g. R * m_min > M_max).
   BatchConfig optimize(int nodes, int replicas, const BatchLimits& limits) const noexcept;
 
   const PerfParams& perf() const noexcept { return perf_; }

@@ -1,0 +1,142 @@
+// The throughput model's fit recovers known parameters and applies the
+// reference's priors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "pollux/throughput.h"
+
+namespace pollux {
+namespace {
+
+const PerfParams kTruth{0.02, 0.002, 0.10, 0.02, 0.03, 0.005, 2.0};
+
+struct Shape {
+  int nodes, replicas;
+};
+
+// Samples the model at every (shape, atomic batch), each time multiplied by
+// exp(N(0, noise)), `repeats` times.
+std::vector<ProfileSample> synthesize(const PerfParams& p, const std::vector<Shape>& shapes,
+                                      const std::vector<double>& batches, double noise = 0.0,
+                                      int repeats = 1, unsigned seed = 1) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0.0, noise > 0 ? noise : 1.0);
+  auto jitter = [&] { return noise > 0 ? std::exp(z(rng)) : 1.0; };
+  std::vector<ProfileSample> out;
+  for (int r = 0; r < repeats; ++r)
+    for (const Shape& s : shapes)
+      for (double m : batches)
+        out.push_back({s.nodes, s.replicas, m, predict_grad_time(p, m) * jitter(),
+                       predict_step_time(p, s.nodes, s.replicas, m) * jitter()});
+  return out;
+}
+
+// Enough shapes and batch sizes that every parameter shows in the times
+// (intra-node retrogression needs single-node runs well beyond 2 GPUs).
+const std::vector<Shape> kAllShapes{{1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 6}, {1, 8}, {2, 4}, {2, 8}, {3, 12}, {4, 16}};
+const std::vector<double> kBatches{4, 8, 16, 32, 64, 128};
+
+void expect_params_near(const PerfParams& got, const PerfParams& want, double rel) {
+  const auto g = got.to_array(), w = want.to_array();
+  const char* names[] = {"alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma"};
+  for (int k = 0; k < PerfParams::kCount; ++k)
+    EXPECT_NEAR(g[k], w[k], rel * w[k]) << names[k];
+}
+
+TEST(Fit, RecoversParametersFromNoiseFreeSamples) {
+  const FitResult r = fit_perf_params(synthesize(kTruth, kAllShapes, kBatches));
+  expect_params_near(r.params, kTruth, 0.01);
+  for (bool f : r.fixed) EXPECT_FALSE(f);
+}
+
+TEST(Fit, RecoversParametersFromNoisySamples) {
+  // 5% log-normal noise on every measured time, five measurements of each
+  // configuration (an agent averages many steps per configuration).
+  for (unsigned seed : {1u, 2u, 3u}) {
+    const FitResult r = fit_perf_params(synthesize(kTruth, kAllShapes, kBatches, 0.05, 5, seed));
+    SCOPED_TRACE(seed);
+    expect_params_near(r.params, kTruth, 0.10);
+  }
+}
+
+TEST(Fit, PredictionsMatchTheSamplesItWasFittedOn) {
+  const auto samples = synthesize(kTruth, kAllShapes, kBatches, 0.05, 2, 9);
+  const PerfParams p = fit_perf_params(samples).params;
+  for (const ProfileSample& s : samples) {
+    EXPECT_NEAR(predict_step_time(p, s.nodes, s.replicas, s.atomic_batch), s.step_time, 0.2 * s.step_time);
+    EXPECT_NEAR(predict_grad_time(p, s.atomic_batch), s.grad_time, 0.2 * s.grad_time);
+  }
+}
+
+TEST(Fit, PriorOneBatchSizeFixesAlphaC) {
+  const auto samples = synthesize(kTruth, kAllShapes, {64});
+  double mean = 0;
+  for (const auto& s : samples) mean += s.grad_time / samples.size();
+  const FitResult r = fit_perf_params(samples);
+  EXPECT_TRUE(r.fixed[0]);
+  EXPECT_DOUBLE_EQ(r.params.alpha_c, mean / 2);
+  // beta_c then explains the rest of the grad time.
+  EXPECT_NEAR(r.params.alpha_c + r.params.beta_c * 64, predict_grad_time(kTruth, 64), 1e-3);
+}
+
+TEST(Fit, PriorNoMultiNodeSampleMakesInterNodeSlower) {
+  const FitResult r = fit_perf_params(synthesize(kTruth, {{1, 1}, {1, 2}, {1, 3}, {1, 4}}, kBatches));
+  EXPECT_TRUE(r.fixed[2]);
+  EXPECT_TRUE(r.fixed[3]);
+  EXPECT_NEAR(r.params.alpha_r, kTruth.alpha_r, 0.01 * kTruth.alpha_r);
+  EXPECT_DOUBLE_EQ(r.params.alpha_n, 1.1 * r.params.alpha_r);
+  EXPECT_DOUBLE_EQ(r.params.beta_n, 1.1 * r.params.beta_r);
+}
+
+TEST(Fit, PriorNoSingleNodeMultiReplicaSampleFixesIntraNode) {
+  const FitResult r = fit_perf_params(synthesize(kTruth, {{1, 1}, {2, 4}, {4, 16}}, kBatches));
+  EXPECT_TRUE(r.fixed[4]);
+  EXPECT_TRUE(r.fixed[5]);
+  EXPECT_DOUBLE_EQ(r.params.alpha_r, 1e-8);
+  EXPECT_DOUBLE_EQ(r.params.beta_r, 1e-8);
+  EXPECT_FALSE(r.fixed[2]);
+}
+
+TEST(Fit, PriorNoSampleBeyondTwoReplicasFixesBetas) {
+  const FitResult r = fit_perf_params(synthesize(kTruth, {{1, 1}, {1, 2}, {2, 2}}, kBatches));
+  EXPECT_TRUE(r.fixed[3]);
+  EXPECT_TRUE(r.fixed[5]);
+  EXPECT_DOUBLE_EQ(r.params.beta_n, 1e-8);
+  EXPECT_DOUBLE_EQ(r.params.beta_r, 1e-8);
+  EXPECT_FALSE(r.fixed[2]);
+  EXPECT_FALSE(r.fixed[4]);
+}
+
+TEST(Fit, OneReplicaOnlyStillGivesAUsableModel) {
+  // The first profile a job has: one GPU, one batch size.
+  const FitResult r = fit_perf_params(synthesize(kTruth, {{1, 1}}, {32}));
+  EXPECT_TRUE(r.params.valid());
+  EXPECT_NEAR(predict_step_time(r.params, 1, 1, 32), predict_step_time(kTruth, 1, 1, 32), 1e-3);
+}
+
+TEST(Fit, RejectsBadSamples) {
+  EXPECT_THROW(fit_perf_params({}), std::invalid_argument);
+  EXPECT_THROW(fit_perf_params({{1, 1, 32, 0.0, 0.1}}), std::invalid_argument);
+  EXPECT_THROW(fit_perf_params({{1, 1, 32, 0.1, NAN}}), std::invalid_argument);
+  EXPECT_THROW(fit_perf_params({{2, 1, 32, 0.1, 0.2}}), std::invalid_argument);  // nodes > replicas
+  EXPECT_THROW(fit_perf_params({{1, 1, -4, 0.1, 0.2}}), std::invalid_argument);
+}
+
+TEST(Throughput, ModelPiecesFollowTheFormulas) {
+  const PerfParams p = kTruth;
+  EXPECT_DOUBLE_EQ(predict_grad_time(p, 10), 0.02 + 0.002 * 10);
+  EXPECT_NEAR(predict_sync_time(p, 1, 1), 0.0, 1e-7);
+  EXPECT_DOUBLE_EQ(predict_sync_time(p, 1, 4), 0.03 + 0.005 * 2);
+  EXPECT_DOUBLE_EQ(predict_sync_time(p, 2, 8), 0.10 + 0.02 * 6);
+  const double g = predict_grad_time(p, 10), s = predict_sync_time(p, 2, 8);
+  EXPECT_NEAR(predict_step_time(p, 2, 8, 10), std::pow(g * g + s * s, 0.5), 1e-12);
+  EXPECT_NEAR(predict_iter_time(p, 2, 8, 10, 3), 3 * g + std::hypot(g, s), 1e-12);
+  EXPECT_NEAR(predict_throughput(p, 2, 8, 10, 3), 8 * 10 * 4 / (3 * g + std::hypot(g, s)), 1e-9);
+}
+
+}  // namespace
+}  // namespace pollux
