@@ -48,6 +48,13 @@ std::vector<double> interference_of(const std::vector<Placement>& alloc, int nod
   return out;
 }
 
+PolicyOptions policy_options(const SimOptions& o) {
+  PolicyOptions po = o.policy_options;
+  po.interval = o.interval;
+  po.restart_delay = o.restart_delay;
+  return po;
+}
+
 }  // namespace
 
 double percentile(std::vector<double> v, double q) {
@@ -59,16 +66,29 @@ double percentile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
+void check_runnable(const Workload& workload, const SimOptions& options) {
+  const int total_gpus = options.nodes * options.gpus_per_node;
+  if (policy_kind(options.policy) != Kind::kTiresias) return;
+  for (const WorkloadJob& w : workload.jobs)
+    if (w.num_replicas > total_gpus)
+      throw InputError(workload.path, w.line,
+                       "job " + w.name + " asks for " + std::to_string(w.num_replicas) + " GPUs; the cluster has " +
+                           std::to_string(total_gpus));
+}
+
 RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options) {
-  const Kind kind = policy_kind(options.policy);
-  PolicyOptions po = options.policy_options;
-  po.interval = options.interval;
-  po.restart_delay = options.restart_delay;
-  std::unique_ptr<Policy> policy = make_policy(options.policy, po);
+  check_runnable(workload, options);
+  std::unique_ptr<Policy> policy = make_policy(options.policy, policy_options(options));
   if (policy == nullptr)
     throw std::runtime_error("policy '" + options.policy + "' is not available in this build of libgoodput");
+  return simulate(workload, catalog, options, *policy);
+}
 
-  const int total_gpus = options.nodes * options.gpus_per_node;
+RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options, Policy& policy) {
+  const Kind kind = policy_kind(options.policy);
+  const PolicyOptions po = policy_options(options);
+
+  check_runnable(workload, options);
   std::map<std::string, std::unique_ptr<StepTimeCache>> caches;
   std::vector<SimJob> jobs;
   jobs.reserve(workload.jobs.size());
@@ -77,10 +97,6 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     const Application& app = catalog.get(w.application);
     auto& cache = caches[w.application];
     if (cache == nullptr) cache = std::make_unique<StepTimeCache>(app);
-    if (kind == Kind::kTiresias && w.num_replicas > total_gpus)
-      throw InputError(workload.path, w.line,
-                       "job " + w.name + " asks for " + std::to_string(w.num_replicas) + " GPUs; the cluster has " +
-                           std::to_string(total_gpus));
     const long long fixed = kind == Kind::kPollux ? app.spec().fixed_batch : w.batch_size;
     jobs.emplace_back(w.name, w.submit_time, *cache, fixed);
     last_submit = std::max(last_submit, w.submit_time);
@@ -122,7 +138,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     }
     if (!active.empty()) {
       const auto t0 = std::chrono::steady_clock::now();
-      std::vector<Placement> next = policy->optimize(infos, nodes, current, now);
+      std::vector<Placement> next = policy.optimize(infos, nodes, current, now);
       result.policy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (next.size() != active.size())
         throw std::runtime_error("policy " + options.policy + " returned " + std::to_string(next.size()) +

@@ -61,11 +61,19 @@ struct RunResult {
   std::vector<std::vector<int>> gpus;
 };
 
+/// InputError (naming the workload line) for a job the policy could never
+/// run: under Tiresias, a job asking for more GPUs than the cluster has.
+void check_runnable(const Workload& workload, const SimOptions& options);
+
 /// Runs `workload`. `catalog` must have loaded every application the
 /// workload uses. Throws InputError for a job the policy could never run
 /// (Tiresias asking for more GPUs than the cluster has), std::runtime_error
 /// when the policy is unknown or breaks its contract.
 RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options);
+
+/// The same with a given policy object (options.policy still says which
+/// kind of job information it is given: pollux, tiresias or optimus).
+RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options, Policy& policy);
 
 /// q-th percentile (q in [0, 100]) of `v`, linear between order statistics.
 double percentile(std::vector<double> v, double q);

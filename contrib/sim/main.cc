@@ -159,8 +159,10 @@ int run_main(int argc, char** argv) {
     if (!names.insert(workloads.back().name).second)
       throw InputError(p, 0, "a workload named " + workloads.back().name + " is already given");
   }
-  for (const Workload& w : workloads)
+  for (const Workload& w : workloads) {
+    check_runnable(w, a.sim);
     for (const WorkloadJob& j : w.jobs) catalog.load(j.application);
+  }
 
   const std::string gnuplot = gnuplot_program();
   if (!a.plot.empty())
