@@ -87,6 +87,14 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
 RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options, Policy& policy) {
   const Kind kind = policy_kind(options.policy);
   const PolicyOptions po = policy_options(options);
+  // What every round's allocation is checked against: the policy's
+  // options; the baselines have no interference avoidance and no node
+  // limit per job (as in the paper), only capacity and their sizes.
+  PolicyOptions checked = po;
+  if (kind != Kind::kPollux) {
+    checked.interference_avoidance = false;
+    checked.max_nodes_per_job = options.nodes;
+  }
 
   check_runnable(workload, options);
   std::map<std::string, std::unique_ptr<StepTimeCache>> caches;
@@ -143,7 +151,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       if (next.size() != active.size())
         throw std::runtime_error("policy " + options.policy + " returned " + std::to_string(next.size()) +
                                  " placements for " + std::to_string(active.size()) + " jobs");
-      if (auto bad = check_allocation(infos, nodes, next, po))
+      if (auto bad = check_allocation(infos, nodes, next, checked))
         throw std::runtime_error("policy " + options.policy + " broke a constraint at t=" +
                                  std::to_string(static_cast<long long>(now)) + " s: " + *bad);
       // Jobs no longer active (complete) give their GPUs back.

@@ -5,7 +5,9 @@
 //
 // Each query line: `step APP LOCAL_BSZ COUNT...` (per-node GPU counts) ->
 // `STEP SYNC SOURCE`, or `grad APP BATCH EPOCH` -> `SQR VAR`, or
-// `limits APP` -> `M0 M_MAX M_MIN_LOCAL M_MAX_LOCAL MAX_EPOCHS`.
+// `limits APP` -> `M0 M_MAX M_MIN_LOCAL M_MAX_LOCAL MAX_EPOCHS`, or
+// `fit - NODES REPLICAS M GRAD_TIME STEP_TIME ...` (profile samples) ->
+// the fitted `ALPHA_C BETA_C ALPHA_N BETA_N ALPHA_R BETA_R GAMMA OBJECTIVE`.
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -28,8 +30,19 @@ int main(int argc, char** argv) {
       std::istringstream in(line);
       std::string what, app;
       if (!(in >> what >> app)) continue;
+      char out[512];
+      if (what == "fit") {
+        std::vector<pollux::ProfileSample> samples;
+        pollux::ProfileSample p;
+        while (in >> p.nodes >> p.replicas >> p.atomic_batch >> p.grad_time >> p.step_time) samples.push_back(p);
+        const pollux::FitResult f = pollux::fit_perf_params(samples);
+        const auto v = f.params.to_array();
+        std::snprintf(out, sizeof out, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", v[0], v[1], v[2], v[3],
+                      v[4], v[5], v[6], f.objective);
+        std::cout << out;
+        continue;
+      }
       const Application& a = catalog.load(app);
-      char out[256];
       if (what == "step") {
         int bsz = 0, c = 0;
         std::vector<int> counts;
