@@ -31,11 +31,10 @@ std::vector<int> node_counts(const Placement& p) {
   return counts;
 }
 
-// Slowdown of each job for the coming interval: a distributed job loses
-// `interference` if any of its nodes also hosts another distributed job.
-std::vector<double> interference_of(const std::vector<Placement>& alloc, int nodes, double interference) {
-  std::vector<double> out(alloc.size(), 0.0);
-  if (interference <= 0) return out;
+// Which jobs interfere during the coming interval: distributed jobs (more
+// than one node) that share any node with another distributed job.
+std::vector<char> interfering(const std::vector<Placement>& alloc, int nodes) {
+  std::vector<char> out(alloc.size(), 0);
   std::vector<int> distributed(static_cast<std::size_t>(nodes), 0);
   for (const Placement& p : alloc)
     if (p.size() > 1)
@@ -43,7 +42,7 @@ std::vector<double> interference_of(const std::vector<Placement>& alloc, int nod
   for (std::size_t i = 0; i < alloc.size(); ++i) {
     if (alloc[i].size() < 2) continue;
     for (const NodeShare& s : alloc[i])
-      if (distributed[static_cast<std::size_t>(s.node)] > 1) out[i] = interference;
+      if (distributed[static_cast<std::size_t>(s.node)] > 1) out[i] = 1;
   }
   return out;
 }
@@ -120,8 +119,11 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
   std::vector<JobInfo> infos;
   std::vector<Placement> current;
   while (incomplete > 0) {
-    const std::vector<double> slowdown = interference_of(alloc, options.nodes, options.interference);
-    for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].step(options.interval, slowdown[i]);
+    const std::vector<char> shared = interfering(alloc, options.nodes);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      if (shared[i] && !jobs[i].complete()) result.interfering_gpu_seconds += placement_gpus(alloc[i]) * options.interval;
+      jobs[i].step(options.interval, shared[i] ? options.interference : 0.0);
+    }
     now += options.interval;
     ++result.rounds;
 

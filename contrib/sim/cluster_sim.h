@@ -56,6 +56,9 @@ struct RunResult {
   long long fits = 0;            ///< throughput-model fits done by the agents
   long long model_lookups = 0;   ///< step-time lookups outside every measurement
   double policy_seconds = 0;     ///< wall time inside Policy::optimize
+  /// GPU-seconds held by distributed jobs while they shared a node with
+  /// another distributed job (slowed by `interference` when it is > 0).
+  double interfering_gpu_seconds = 0;
   /// With record_timeline: round times and, per round, GPUs of each job.
   std::vector<double> times;
   std::vector<std::vector<int>> gpus;

@@ -5,6 +5,7 @@
 // the file and line), 1 when a simulation fails.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -61,9 +62,10 @@ std::vector<RunResult> run_all(const std::vector<Workload>& workloads, const App
           char line[256];
           std::snprintf(line, sizeof line,
                         "pollux-sim: %s: %zu jobs, %d rounds, %.2f s (policy %.2f s), %lld model fits, "
-                        "%lld lookups outside the traces\n",
+                        "%lld lookups outside the traces, %.1f%% of GPU time in interfering placements\n",
                         workloads[i].name.c_str(), results[i].jobs.size(), results[i].rounds, s,
-                        results[i].policy_seconds, results[i].fits, results[i].model_lookups);
+                        results[i].policy_seconds, results[i].fits, results[i].model_lookups,
+                        100.0 * results[i].interfering_gpu_seconds / std::max(1.0, results[i].gpu_hours * 3600));
           std::cerr << line;
         }
       } catch (...) {
