@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -25,9 +26,15 @@ Kind policy_kind(const std::string& name) {
   throw std::runtime_error("unknown policy '" + name + "' (pollux, tiresias or optimus)");
 }
 
-std::vector<int> node_counts(const Placement& p) {
+// The per-node GPU counts of a placement, in the order whose rotations
+// index placements.csv. The artifact lists a Pollux allocation in node
+// order, and a baseline's in the order its greedy placement took the nodes
+// - most free GPUs first, each taken whole but the last - which is
+// non-increasing in the counts.
+std::vector<int> node_counts(const Placement& p, Kind kind) {
   std::vector<int> counts;
   for (const NodeShare& s : p) counts.push_back(s.gpus);
+  if (kind != Kind::kPollux) std::stable_sort(counts.begin(), counts.end(), std::greater<int>());
   return counts;
 }
 
@@ -160,7 +167,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       std::vector<Placement> updated(jobs.size());
       for (std::size_t k = 0; k < active.size(); ++k) {
         const std::size_t i = active[k];
-        if (!(next[k] == alloc[i])) jobs[i].reallocate(node_counts(next[k]), options.restart_delay);
+        if (!(next[k] == alloc[i])) jobs[i].reallocate(node_counts(next[k], kind), options.restart_delay);
         updated[i] = std::move(next[k]);
       }
       alloc.swap(updated);
