@@ -1,8 +1,78 @@
-// Placeholder until the policy work lands (issue 2); replaced wholesale.
+// check_allocation (see pollux/policy.h): the constraints every policy's
+// output must satisfy, checked independently of any search.
+#include <string>
+
 #include "pollux/policy.h"
+
 namespace pollux {
-std::optional<std::string> check_allocation(const std::vector<JobInfo>&, const std::vector<NodeInfo>&,
-                                            const std::vector<Placement>&, const PolicyOptions&) {
-  return std::string("check_allocation: not implemented yet");
+namespace {
+
+std::string job_name(const std::vector<JobInfo>& jobs, std::size_t i) {
+  return "job " + std::to_string(jobs[i].id) + " (index " + std::to_string(i) + ")";
 }
+
+// The per-job rules; empty when the placement is fine.
+std::string check_job(const std::vector<JobInfo>& jobs, std::size_t i, const Placement& p, int num_nodes,
+                      const PolicyOptions& options) {
+  const std::string name = job_name(jobs, i);
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    const NodeShare& s = p[k];
+    if (s.node < 0 || s.node >= num_nodes)
+      return name + ": node " + std::to_string(s.node) + " outside [0, " + std::to_string(num_nodes) + ")";
+    if (s.gpus <= 0) return name + ": placement not normalized (" + std::to_string(s.gpus) + " GPUs on node " +
+                            std::to_string(s.node) + ")";
+    if (k > 0 && p[k - 1].node >= s.node)
+      return name + ": placement not normalized (nodes not strictly increasing at node " + std::to_string(s.node) + ")";
+  }
+  const int gpus = placement_gpus(p);
+  const JobInfo& job = jobs[i];
+  if (gpus > job.max_replicas)
+    return name + ": " + std::to_string(gpus) + " GPUs exceed max_replicas " + std::to_string(job.max_replicas);
+  if (gpus > 0 && gpus < job.min_replicas)
+    return name + ": " + std::to_string(gpus) + " GPUs are below min_replicas " + std::to_string(job.min_replicas);
+  if (static_cast<int>(p.size()) > options.max_nodes_per_job)
+    return name + ": uses " + std::to_string(p.size()) + " nodes, more than max_nodes_per_job " +
+           std::to_string(options.max_nodes_per_job);
+  if (options.uniform_gpus_per_node)
+    for (const NodeShare& s : p)
+      if (s.gpus != p.front().gpus)
+        return name + ": " + std::to_string(s.gpus) + " GPUs on node " + std::to_string(s.node) + " but " +
+               std::to_string(p.front().gpus) + " on node " + std::to_string(p.front().node) +
+               " (uniform_gpus_per_node)";
+  return {};
+}
+
+}  // namespace
+
+std::optional<std::string> check_allocation(const std::vector<JobInfo>& jobs,
+                                            const std::vector<NodeInfo>& nodes,
+                                            const std::vector<Placement>& alloc,
+                                            const PolicyOptions& options) {
+  if (alloc.size() != jobs.size())
+    return "allocation has " + std::to_string(alloc.size()) + " entries for " + std::to_string(jobs.size()) + " jobs";
+  const int num_nodes = static_cast<int>(nodes.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    std::string err = check_job(jobs, i, alloc[i], num_nodes, options);
+    if (!err.empty()) return err;
+  }
+  std::vector<int> used(nodes.size(), 0);
+  std::vector<long> distributed(nodes.size(), -1);  // first multi-node job seen on the node
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    for (const NodeShare& s : alloc[i]) {
+      used[s.node] += s.gpus;
+      if (options.interference_avoidance && alloc[i].size() > 1) {
+        if (distributed[s.node] >= 0)
+          return "node " + std::to_string(s.node) + " hosts two distributed jobs, " +
+                 job_name(jobs, distributed[s.node]) + " and " + job_name(jobs, i) + " (interference avoidance)";
+        distributed[s.node] = static_cast<long>(i);
+      }
+    }
+  }
+  for (int n = 0; n < num_nodes; ++n)
+    if (used[n] > nodes[n].gpus)
+      return "node " + std::to_string(n) + ": " + std::to_string(used[n]) + " GPUs allocated, capacity " +
+             std::to_string(nodes[n].gpus);
+  return std::nullopt;
+}
+
 }  // namespace pollux

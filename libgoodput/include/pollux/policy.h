@@ -73,8 +73,10 @@ struct PolicyOptions {
   SearchKind search = SearchKind::kLocal;
   int population = 100;                ///< GA population
   int generations = 100;               ///< GA generations
-  /// Fitness evaluations the local search may spend per round
-  /// (0 = the GA's population x generations).
+  /// Job-term evaluations (one job's fitness term for one candidate
+  /// placement) the local search may spend per round; 0 = what the GA
+  /// spends: population x generations x #jobs. It stops earlier when
+  /// further search keeps failing.
   long long search_budget = 0;
   std::uint64_t seed = 1;              ///< same seed, same inputs -> same result
   double tiresias_queue_threshold = 16 * 3600.0;  ///< GPU-seconds
@@ -83,7 +85,7 @@ struct PolicyOptions {
 /// What the last optimize() call did, for logs and benchmarks.
 struct PolicyReport {
   double fitness = 0;            ///< fitness of the returned allocation (Pollux)
-  long long evaluations = 0;     ///< fitness evaluations spent
+  long long evaluations = 0;     ///< job-term evaluations spent (a whole allocation counts #jobs)
   double seconds = 0;            ///< wall time of the round
 };
 
@@ -110,7 +112,8 @@ class Policy {
   PolicyReport report_;
 };
 
-/// "pollux", "tiresias" or "optimus"; nullptr for an unknown name.
+/// "pollux", "tiresias" or "optimus"; nullptr for an unknown name. Throws
+/// std::invalid_argument for options out of range (say which).
 std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyOptions& options);
 
 /// Checks an allocation against node capacity, max/min replicas, max nodes

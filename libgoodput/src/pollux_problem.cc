@@ -1,0 +1,131 @@
+// The Pollux problem of one round (see pollux_problem.h).
+#include "pollux_problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace pollux::detail {
+namespace {
+
+constexpr double kEpsilon = 1e-3;  // the artifact's floor inside the power mean
+
+// A speedup function's value, or 0 when it is not a finite positive number
+// (a broken model must not poison the search).
+double sane(double s) { return std::isfinite(s) && s > 0 ? s : 0.0; }
+
+}  // namespace
+
+PolluxProblem::PolluxProblem(const std::vector<JobInfo>& jobs, const std::vector<NodeInfo>& nodes,
+                             const std::vector<Placement>& current, const PolicyOptions& options)
+    : options_(options) {
+  for (const NodeInfo& n : nodes) {
+    capacity_.push_back(n.gpus);
+    max_capacity_ = std::max(max_capacity_, n.gpus);
+    total_gpus_ += n.gpus;
+  }
+  std::vector<int> order(jobs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const JobInfo &x = jobs[a], &y = jobs[b];
+    if (x.attained_service != y.attained_service) return x.attained_service < y.attained_service;
+    if (x.submit_time != y.submit_time) return x.submit_time < y.submit_time;
+    return x.id < y.id;
+  });
+
+  // Fair share (artifact): ceil(1 / share / #jobs) replicas on
+  // ceil(#nodes * share) nodes, share = one GPU of the cluster.
+  const long fair_gpus = jobs.empty() ? 1 : std::max<long>(1, (total_gpus_ + long(jobs.size()) - 1) / long(jobs.size()));
+  const long fair_nodes = total_gpus_ > 0 ? std::min(fair_gpus, (long(nodes.size()) + total_gpus_ - 1) / total_gpus_) : 1;
+  const double share_scale = total_gpus_ > 0 ? double(nodes.size()) / double(total_gpus_) : 0.0;
+
+  jobs_.reserve(jobs.size());
+  for (int i : order) {
+    const JobInfo& in = jobs[i];
+    Job j;
+    j.caller = i;
+    j.id = in.id;
+    j.min_gpus = std::max(in.min_replicas, 1);
+    j.max_gpus = static_cast<int>(std::min<long>(in.max_replicas, total_gpus_));
+    if (j.max_gpus < j.min_gpus) j.max_gpus = 0;
+    j.max_nodes = std::min({options.max_nodes_per_job, num_nodes(), j.max_gpus});
+    const double d = options.restart_delay;
+    j.penalty = in.age + d > 0 ? std::max(in.age - in.restarts * d, 0.0) / (in.age + d) : 1.0;
+    j.current = normalize_placement(current[i]);
+    double base = 1.0;
+    if (in.speedup) {
+      j.fn = &in.speedup;
+      base = 0.0;
+      // Fall back to smaller shares when the fair share has no valid
+      // configuration (e.g. fair replicas x m_min > M_max).
+      for (long r = fair_gpus; r >= 1 && base <= 0.0; --r)
+        base = sane(in.speedup(static_cast<int>(std::min(fair_nodes, r)), static_cast<int>(r)));
+      if (base <= 0.0) base = 1.0;
+      j.memo.resize(j.max_nodes + 1);
+    } else {
+      j.linear_base = double(fair_gpus);
+    }
+    j.scale = share_scale / base;
+    jobs_.push_back(std::move(j));
+  }
+}
+
+double PolluxProblem::speedup(int j, int nodes, int gpus) const {
+  if (nodes <= 0 || gpus <= 0) return 0.0;
+  const Job& job = jobs_[j];
+  if (job.fn == nullptr) return gpus / job.linear_base;
+  if (nodes > job.max_nodes || gpus > job.max_gpus) return sane((*job.fn)(nodes, gpus));
+  std::vector<double>& row = job.memo[nodes];
+  if (row.empty()) row.assign(job.max_gpus + 1, -1.0);
+  double& slot = row[gpus];
+  if (slot < 0) slot = sane((*job.fn)(nodes, gpus));
+  return slot;
+}
+
+double PolluxProblem::utility_of(double x) const {
+  const double y = x + kEpsilon;
+  const double p = options_.fairness_p;
+  if (p == -1.0) return -1.0 / y;
+  if (p == 0.0) return std::log(y);
+  if (p == 1.0) return y;
+  return p < 0 ? -std::pow(y, p) : std::pow(y, p);
+}
+
+double PolluxProblem::term(int j, int nodes, int gpus, bool changed) const {
+  const Job& job = jobs_[j];
+  double x = 0.0;
+  if (gpus > 0) x = job.scale * speedup(j, nodes, gpus) * (changed ? job.penalty : 1.0);
+  return utility_of(x);
+}
+
+double PolluxProblem::term(int j, const Placement& p) const {
+  return term(j, static_cast<int>(p.size()), placement_gpus(p), !(p == jobs_[j].current));
+}
+
+double PolluxProblem::fitness_from_sum(double sum) const {
+  if (jobs_.empty()) return 0.0;
+  const double mean = sum / double(jobs_.size());
+  const double p = options_.fairness_p;
+  if (p == 0.0) return std::exp(mean);
+  return p < 0 ? std::pow(-mean, 1.0 / p) : std::pow(mean, 1.0 / p);
+}
+
+double PolluxProblem::fitness(const std::vector<Placement>& alloc) const {
+  double sum = 0.0;
+  for (int j = 0; j < num_jobs(); ++j) sum += term(j, alloc[j]);
+  return fitness_from_sum(sum);
+}
+
+double PolluxProblem::utility(const std::vector<Placement>& alloc) const {
+  std::vector<char> active(capacity_.size(), 0);
+  double speedups = 0.0;
+  for (int j = 0; j < num_jobs(); ++j) {
+    for (const NodeShare& s : alloc[j]) active[s.node] = 1;
+    speedups += speedup(j, static_cast<int>(alloc[j].size()), placement_gpus(alloc[j]));
+  }
+  long gpus = 0;
+  for (std::size_t n = 0; n < active.size(); ++n) gpus += active[n] ? capacity_[n] : 0;
+  return gpus > 0 ? speedups / double(gpus) : 0.0;
+}
+
+}  // namespace pollux::detail

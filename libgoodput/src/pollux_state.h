@@ -1,0 +1,105 @@
+// A sparse, incrementally maintained allocation for the Pollux local
+// search: per-job placements and terms, per-node free GPUs, occupants and
+// distributed owner, free-GPU buckets for placement queries, and an undo
+// log. A change to one job updates O(its nodes) state and one term.
+#ifndef POLLUX_SRC_POLLUX_STATE_H
+#define POLLUX_SRC_POLLUX_STATE_H
+
+#include <cstddef>
+#include <random>
+#include <vector>
+
+#include "pollux_problem.h"
+
+namespace pollux::detail {
+
+class ClusterState {
+ public:
+  explicit ClusterState(const PolluxProblem& pb);
+
+  const PolluxProblem& problem() const noexcept { return pb_; }
+  const Placement& placement(int j) const noexcept { return place_[j]; }
+  int gpus(int j) const noexcept { return gpus_[j]; }
+  double term(int j) const noexcept { return term_[j]; }
+  /// Sum of all terms (compensated summation).
+  double sum() const noexcept { return sum_ + carry_; }
+  int free(int node) const noexcept { return pb_.capacity(node) - used_[node]; }
+  /// Free GPUs in the whole cluster.
+  long free_total() const noexcept { return pb_.total_gpus() - used_total_; }
+  /// GPUs job j holds on `node`.
+  int own(int j, int node) const noexcept;
+  const std::vector<int>& occupants(int node) const noexcept { return occupants_[node]; }
+  /// The multi-node job on `node` under interference avoidance, or -1.
+  int owner(int node) const noexcept { return owner_[node]; }
+  std::vector<Placement> placements() const { return place_; }
+
+  /// Whether j may hold `p` with every other job where it is: capacity,
+  /// min/max GPUs, max nodes, interference avoidance, uniformity.
+  bool fits(int j, const Placement& p) const;
+  /// A placement of `gpus` GPUs for j given the other jobs (j's own GPUs
+  /// count as free): one node if any can take them (best fit), else the
+  /// fewest nodes (largest first, best fit for the rest), or with
+  /// uniform_gpus_per_node the fewest equal shares (best fit). Never uses
+  /// node `avoid`. False if none satisfies the constraints. `out` is
+  /// normalised.
+  bool pack(int j, int gpus, Placement& out, int avoid = -1) const;
+  /// With a generator, pack() breaks ties between equally good nodes at
+  /// random (for perturbations); without, by a fixed order.
+  void set_tie_breaker(std::mt19937_64* rng) noexcept { ties_ = rng; }
+
+  /// Gives j placement `p` (which must fit) and logs the change.
+  void assign(int j, const Placement& p);
+  std::size_t mark() const noexcept { return log_.size(); }
+  /// Undoes every assign() after `mark`.
+  void rollback(std::size_t mark);
+  /// Sum of term changes since `mark`, from the touched jobs only (exact
+  /// to their magnitude), and the sum of their old terms' magnitudes.
+  double delta_since(std::size_t mark, double* scale = nullptr) const;
+  /// Jobs changed since `mark`, each once.
+  std::vector<int> touched_since(std::size_t mark) const;
+  /// Forgets the undo log (the changes stay).
+  void commit() { log_.clear(); }
+
+ private:
+  struct Undo {
+    int job;
+    Placement old;
+    double old_term;
+  };
+  // Nodes grouped by free GPUs, for best-fit and largest-first queries.
+  struct Buckets {
+    std::vector<std::vector<int>> by_free;
+    std::vector<int> pos, at;  // index in its bucket, bucket (-1: none)
+    void init(int nodes, int max_free);
+    void put(int node, int f);
+    void drop(int node);
+  };
+  bool allowed_multi(int j, int node) const noexcept;
+  void refresh(int node);
+  void set(int j, const Placement& p);
+  // Smallest avail >= need among nodes j may use (multi: allowed_multi),
+  // skipping `skip` and `avoid`; -1 if none. Own nodes count their own GPUs
+  // as free.
+  int best_fit(int j, int need, bool multi, const Placement& skip, int avoid) const;
+  int largest(int j, const Placement& skip, int avoid) const;
+  // A node of bucket `b` that is neither j's nor skipped nor `avoid`; -1 if none.
+  int pick(const std::vector<int>& b, int j, const Placement& skip, int avoid) const;
+  int avail(int j, int node) const noexcept { return free(node) + own(j, node); }
+
+  const PolluxProblem& pb_;
+  bool interference_;
+  std::vector<Placement> place_;
+  std::vector<int> gpus_;
+  std::vector<double> term_;
+  double sum_ = 0, carry_ = 0;
+  std::vector<int> used_, owner_;
+  long used_total_ = 0;
+  std::vector<std::vector<int>> occupants_;
+  Buckets all_, open_;  // every node; nodes without a multi-node owner
+  std::vector<Undo> log_;
+  std::mt19937_64* ties_ = nullptr;
+};
+
+}  // namespace pollux::detail
+
+#endif  // POLLUX_SRC_POLLUX_STATE_H

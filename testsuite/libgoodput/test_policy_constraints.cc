@@ -1,0 +1,122 @@
+// check_allocation, make_policy and input validation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "pollux/policy.h"
+
+namespace pollux {
+namespace {
+
+JobInfo job(std::uint64_t id, int max_replicas = 8, int min_replicas = 0) {
+  JobInfo j;
+  j.id = id;
+  j.max_replicas = max_replicas;
+  j.min_replicas = min_replicas;
+  j.age = 1000;
+  return j;
+}
+
+const std::vector<NodeInfo> kNodes{{4}, {4}, {2}};
+
+std::string violation(const std::vector<JobInfo>& jobs, const std::vector<Placement>& alloc,
+                      const PolicyOptions& o = {}) {
+  return check_allocation(jobs, kNodes, alloc, o).value_or("");
+}
+
+TEST(CheckAllocation, AcceptsAValidAllocation) {
+  const std::vector<JobInfo> jobs{job(1), job(2), job(3)};
+  EXPECT_EQ(violation(jobs, {{{0, 4}}, {{1, 2}, {2, 2}}, {}}), "");
+  EXPECT_EQ(violation({}, {}), "");
+}
+
+TEST(CheckAllocation, NamesEachViolation) {
+  const std::vector<JobInfo> jobs{job(1, 4, 2), job(2)};
+  EXPECT_NE(violation(jobs, {{}}).find("1 entries for 2 jobs"), std::string::npos);
+  EXPECT_NE(violation(jobs, {{{0, 5}}, {}}).find("max_replicas"), std::string::npos);
+  EXPECT_NE(violation(jobs, {{{0, 1}}, {}}).find("below min_replicas"), std::string::npos);
+  EXPECT_NE(violation(jobs, {{}, {{0, 3}, {0, 1}}}).find("not normalized"), std::string::npos);
+  EXPECT_NE(violation(jobs, {{}, {{1, 1}, {0, 1}}}).find("not normalized"), std::string::npos);
+  EXPECT_NE(violation(jobs, {{}, {{0, 0}}}).find("not normalized"), std::string::npos);
+  EXPECT_NE(violation(jobs, {{}, {{3, 1}}}).find("outside"), std::string::npos);
+  EXPECT_NE(violation(jobs, {{}, {{-1, 1}}}).find("outside"), std::string::npos);
+  EXPECT_NE(violation(jobs, {{{0, 3}}, {{0, 2}}}).find("node 0: 5 GPUs allocated, capacity 4"), std::string::npos);
+}
+
+TEST(CheckAllocation, MaxNodesPerJob) {
+  const std::vector<JobInfo> jobs{job(1)};
+  PolicyOptions o;
+  o.max_nodes_per_job = 2;
+  EXPECT_EQ(violation(jobs, {{{0, 1}, {1, 1}}}, o), "");
+  EXPECT_NE(violation(jobs, {{{0, 1}, {1, 1}, {2, 1}}}, o).find("max_nodes_per_job 2"), std::string::npos);
+}
+
+TEST(CheckAllocation, InterferenceAvoidanceOnlyWhenEnabled) {
+  const std::vector<JobInfo> jobs{job(1), job(2), job(3)};
+  // Two distributed jobs share node 1; a single-node job may share with one.
+  const std::vector<Placement> alloc{{{0, 2}, {1, 2}}, {{1, 1}, {2, 1}}, {{0, 2}}};
+  PolicyOptions o;
+  o.interference_avoidance = true;
+  EXPECT_NE(violation(jobs, alloc, o).find("node 1 hosts two distributed jobs"), std::string::npos);
+  o.interference_avoidance = false;
+  EXPECT_EQ(violation(jobs, alloc, o), "");
+  o.interference_avoidance = true;
+  EXPECT_EQ(violation(jobs, {{{0, 2}, {1, 2}}, {{1, 1}}, {{0, 2}}}, o), "");
+}
+
+TEST(CheckAllocation, UniformGpusPerNodeOnlyWhenEnabled) {
+  const std::vector<JobInfo> jobs{job(1)};
+  PolicyOptions o;
+  o.uniform_gpus_per_node = true;
+  EXPECT_NE(violation(jobs, {{{0, 3}, {1, 2}}}, o).find("uniform_gpus_per_node"), std::string::npos);
+  EXPECT_EQ(violation(jobs, {{{0, 2}, {1, 2}}}, o), "");
+  o.uniform_gpus_per_node = false;
+  EXPECT_EQ(violation(jobs, {{{0, 3}, {1, 2}}}, o), "");
+}
+
+TEST(MakePolicy, KnowsThreeNamesAndRejectsOthers) {
+  for (const char* name : {"pollux", "tiresias", "optimus"}) {
+    const auto p = make_policy(name, {});
+    ASSERT_NE(p, nullptr) << name;
+    EXPECT_EQ(p->name(), name);
+  }
+  EXPECT_EQ(make_policy("fifo", {}), nullptr);
+  EXPECT_EQ(make_policy("", {}), nullptr);
+}
+
+TEST(MakePolicy, RejectsOptionsOutOfRange) {
+  auto bad = [](auto change) {
+    PolicyOptions o;
+    change(o);
+    return o;
+  };
+  EXPECT_THROW(make_policy("pollux", bad([](PolicyOptions& o) { o.max_nodes_per_job = 0; })), std::invalid_argument);
+  EXPECT_THROW(make_policy("pollux", bad([](PolicyOptions& o) { o.restart_delay = -1; })), std::invalid_argument);
+  EXPECT_THROW(make_policy("pollux", bad([](PolicyOptions& o) { o.fairness_p = NAN; })), std::invalid_argument);
+  EXPECT_THROW(make_policy("pollux", bad([](PolicyOptions& o) { o.population = 1; })), std::invalid_argument);
+  EXPECT_THROW(make_policy("tiresias", bad([](PolicyOptions& o) { o.tiresias_queue_threshold = -1; })),
+               std::invalid_argument);
+}
+
+TEST(Policies, RejectInconsistentInput) {
+  for (const char* name : {"pollux", "tiresias", "optimus"}) {
+    SCOPED_TRACE(name);
+    const auto p = make_policy(name, {});
+    const std::vector<JobInfo> jobs{job(1), job(2)};
+    EXPECT_THROW(p->optimize(jobs, kNodes, {{}}, 0), std::invalid_argument);
+    EXPECT_THROW(p->optimize(jobs, kNodes, {{{7, 1}}, {}}, 0), std::invalid_argument);
+    EXPECT_THROW(p->optimize(jobs, kNodes, {{{0, -1}}, {}}, 0), std::invalid_argument);
+    EXPECT_THROW(p->optimize({job(1), job(1)}, kNodes, {{}, {}}, 0), std::invalid_argument);
+    EXPECT_THROW(p->optimize(jobs, {{-1}}, {{}, {}}, 0), std::invalid_argument);
+    JobInfo nan_age = job(3);
+    nan_age.age = NAN;
+    EXPECT_THROW(p->optimize({nan_age}, kNodes, {{}}, 0), std::invalid_argument);
+    // Nothing to schedule is fine.
+    EXPECT_TRUE(p->optimize({}, kNodes, {}, 0).empty());
+    EXPECT_EQ(p->optimize(jobs, {}, {{}, {}}, 0), (std::vector<Placement>{{}, {}}));
+  }
+}
+
+}  // namespace
+}  // namespace pollux

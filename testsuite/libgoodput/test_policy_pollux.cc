@@ -1,0 +1,212 @@
+// The Pollux policy: what its fitness rewards (scalability, fairness, no
+// needless restarts), that it reports the fitness it reaches, determinism,
+// and that the local search does at least as well as the artifact's GA.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "test_policy_apps.h"
+#include "test_policy_reference.h"
+
+namespace pollux {
+namespace {
+
+using testing::reference_fitness;
+
+JobInfo job(std::uint64_t id, SpeedupFn fn, int max_replicas, double age = 1e5, int restarts = 0) {
+  JobInfo j;
+  j.id = id;
+  j.submit_time = double(id);
+  j.speedup = std::move(fn);
+  j.max_replicas = max_replicas;
+  j.age = age;
+  j.restarts = restarts;
+  return j;
+}
+
+PolicyOptions with_search(SearchKind kind, PolicyOptions o = {}) {
+  o.search = kind;
+  return o;
+}
+
+class BothSearches : public ::testing::TestWithParam<SearchKind> {};
+INSTANTIATE_TEST_SUITE_P(Pollux, BothSearches, ::testing::Values(SearchKind::kLocal, SearchKind::kGenetic),
+                         [](const auto& info) { return info.param == SearchKind::kLocal ? "Local" : "Genetic"; });
+
+TEST_P(BothSearches, BetterSpeedupCurveGetsMoreGpus) {
+  // Same throughput model; the noisy job keeps its statistical efficiency
+  // at large batches (scales well), the clean one does not.
+  const PerfParams perf{0.02, 0.002, 0.10, 0.02, 0.03, 0.005, 2.0};
+  const BatchLimits limits{128, 8192, 16, 256, true};
+  auto model = [&](GradStats g) {
+    auto f = std::make_shared<SpeedupFunction>(GoodputModel(perf, g, 128), limits);
+    return SpeedupFn([f](int n, int r) { return (*f)(n, r); });
+  };
+  const std::vector<JobInfo> jobs{job(1, model({50.0, 0.01}), 8), job(2, model({0.01, 50.0}), 8)};
+  const std::vector<NodeInfo> nodes{{8}};
+  const auto p = make_policy("pollux", with_search(GetParam()));
+  const auto alloc = p->optimize(jobs, nodes, {{}, {}}, 0);
+  ASSERT_FALSE(check_allocation(jobs, nodes, alloc, p->options()));
+  EXPECT_GT(placement_gpus(alloc[1]), placement_gpus(alloc[0]));
+  EXPECT_GE(placement_gpus(alloc[0]), 1);
+}
+
+// Minimum normalised speedup over jobs.
+double min_speedup(const std::vector<JobInfo>& jobs, const std::vector<NodeInfo>& nodes,
+                   const std::vector<Placement>& alloc) {
+  double low = HUGE_VAL;
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    low = std::min(low, testing::normalised_speedup(jobs[i], nodes, jobs.size(), placement_nodes(alloc[i]),
+                                                    placement_gpus(alloc[i])));
+  return low;
+}
+
+TEST_P(BothSearches, MoreNegativePIsFairer) {
+  // Three linear jobs and three that barely scale share 12 GPUs. A
+  // throughput-minded p = 1 favours the linear jobs; p -> -inf approaches
+  // max-min fairness.
+  auto saturating = [](int, int r) { return r <= 0 ? 0.0 : 1.0 + 0.05 * (r - 1); };
+  std::vector<JobInfo> jobs;
+  for (std::uint64_t i = 0; i < 3; ++i) jobs.push_back(job(i, nullptr, 12));
+  for (std::uint64_t i = 3; i < 6; ++i) jobs.push_back(job(i, saturating, 12));
+  const std::vector<NodeInfo> nodes{{4}, {4}, {4}};
+  std::vector<double> fairness;
+  for (double p : {1.0, 0.0, -1.0, -10.0}) {
+    PolicyOptions o = with_search(GetParam());
+    o.fairness_p = p;
+    const auto alloc = make_policy("pollux", o)->optimize(jobs, nodes, std::vector<Placement>(6), 0);
+    ASSERT_FALSE(check_allocation(jobs, nodes, alloc, o));
+    fairness.push_back(min_speedup(jobs, nodes, alloc));
+  }
+  for (std::size_t k = 1; k < fairness.size(); ++k) EXPECT_GE(fairness[k], fairness[k - 1] - 1e-12) << k;
+  EXPECT_GT(fairness.back(), fairness.front());
+}
+
+TEST_P(BothSearches, YoungRestartedJobIsNotMovedForAMarginalGain) {
+  // Job 1 (2 GPUs on node 0) could double on the empty node 1, but it was
+  // restarted twice in 100 s: any move keeps only (100 - 60) / 130 of its
+  // speedup. An old job in the same spot does move.
+  const std::vector<NodeInfo> nodes{{4}, {4}};
+  const std::vector<Placement> current{{{0, 2}}, {{0, 2}}};
+  for (const bool young : {true, false}) {
+    SCOPED_TRACE(young ? "young" : "old");
+    const std::vector<JobInfo> jobs{job(1, nullptr, 4, young ? 100 : 1e5, young ? 2 : 0), job(2, nullptr, 2)};
+    const auto alloc = make_policy("pollux", with_search(GetParam()))->optimize(jobs, nodes, current, 0);
+    ASSERT_FALSE(check_allocation(jobs, nodes, alloc, with_search(GetParam())));
+    EXPECT_EQ(alloc[1], current[1]);  // at its maximum: stays
+    if (young)
+      EXPECT_EQ(alloc[0], current[0]);
+    else
+      EXPECT_EQ(placement_gpus(alloc[0]), 4);
+  }
+}
+
+TEST_P(BothSearches, KeepsAPlacementWhenNothingBetterExists) {
+  std::mt19937_64 rng(3);
+  testing::Instance in = testing::random_instance(rng, 4, 4, 6);
+  // Every job is linear and at its maximum where it is (or may not run at
+  // all), so any move only costs the restart penalty.
+  for (std::size_t i = 0; i < in.jobs.size(); ++i) {
+    in.jobs[i].speedup = nullptr;
+    in.jobs[i].min_replicas = 0;
+    in.jobs[i].max_replicas = placement_gpus(in.current[i]);
+    in.jobs[i].restarts = 0;
+  }
+  PolicyOptions o = with_search(GetParam());
+  o.interference_avoidance = false;  // the random current may break it
+  const auto alloc = make_policy("pollux", o)->optimize(in.jobs, in.nodes, in.current, 0);
+  for (std::size_t i = 0; i < alloc.size(); ++i)
+    EXPECT_EQ(alloc[i], in.current[i]) << i;
+}
+
+TEST_P(BothSearches, ReportsTheFitnessOfWhatItReturns) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    const testing::Instance in = testing::random_instance(rng, 1 + seed % 6, seed % 3 == 0 ? 0 : 4, 1 + seed % 9);
+    PolicyOptions o = with_search(GetParam());
+    o.fairness_p = std::vector<double>{-1, 0, 1, -3, 0.5}[seed % 5];
+    o.population = 20;
+    o.generations = 10;
+    const auto p = make_policy("pollux", o);
+    const auto alloc = p->optimize(in.jobs, in.nodes, in.current, 0);
+    const double want = reference_fitness(in.jobs, in.nodes, in.current, alloc, o);
+    EXPECT_NEAR(p->last_report().fitness, want, 1e-9 * std::fabs(want)) << seed;
+    EXPECT_GT(p->last_report().evaluations, 0);
+    EXPECT_GE(p->last_report().seconds, 0.0);
+  }
+}
+
+TEST_P(BothSearches, SameSeedSameResultOverRounds) {
+  std::mt19937_64 rng(11);
+  testing::Instance in = testing::random_instance(rng, 6, 4, 12);
+  PolicyOptions o = with_search(GetParam());
+  o.seed = 42;
+  o.population = 30;
+  o.generations = 20;
+  const auto a = make_policy("pollux", o), b = make_policy("pollux", o);
+  for (int round = 0; round < 3; ++round) {
+    const auto x = a->optimize(in.jobs, in.nodes, in.current, 60.0 * round);
+    const auto y = b->optimize(in.jobs, in.nodes, in.current, 60.0 * round);
+    ASSERT_EQ(x, y) << "round " << round;
+    EXPECT_EQ(a->last_report().fitness, b->last_report().fitness);
+    in.current = x;
+    for (JobInfo& j : in.jobs) j.age += 60;
+    in.jobs.pop_back();  // a job completes: the GA reseeds by id
+    in.current.pop_back();
+  }
+}
+
+TEST(PolluxGenetic, DifferentSeedsMayDiffer) {
+  std::mt19937_64 rng(5);
+  const testing::Instance in = testing::random_instance(rng, 8, 4, 16);
+  PolicyOptions o = with_search(SearchKind::kGenetic);
+  o.population = 20;
+  o.generations = 10;
+  std::vector<std::vector<Placement>> results;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    o.seed = seed;
+    results.push_back(make_policy("pollux", o)->optimize(in.jobs, in.nodes, in.current, 0));
+  }
+  bool differ = false;
+  for (const auto& r : results) differ = differ || r != results.front();
+  EXPECT_TRUE(differ);
+}
+
+// The local search must reach at least the GA's fitness. On 50 random
+// rounds of realistic size (2-16 nodes, 1-40 jobs, every option mix) it
+// must not fall below the GA in more than 5% of the rounds, and never by
+// more than 5%: over development runs of 1100 random rounds (up to 16 nodes
+// and 80 jobs, and brute-forced tiny ones) it fell below the GA only on a
+// few tiny rounds, by at most 4%, and below the brute-force optimum by at
+// most 1.4%.
+TEST(PolluxSearch, LocalIsAtLeastAsGoodAsGenetic) {
+  int below = 0, above = 0;
+  for (unsigned c = 0; c < 50; ++c) {
+    std::mt19937_64 rng(1000 + c);
+    const int nodes = std::uniform_int_distribution<int>(2, 16)(rng);
+    const int jobs = std::uniform_int_distribution<int>(1, 40)(rng);
+    const testing::Instance in = testing::random_instance(rng, nodes, c % 3 == 0 ? 0 : 4, jobs);
+    PolicyOptions o;
+    o.interference_avoidance = c % 2 == 0;
+    o.uniform_gpus_per_node = c % 5 == 0;
+    o.max_nodes_per_job = c % 4 == 0 ? 2 : 16;
+    o.fairness_p = c % 7 == 0 ? 0.0 : -1.0;
+    o.seed = c;
+    o.search = SearchKind::kLocal;
+    const auto local = make_policy("pollux", o);
+    local->optimize(in.jobs, in.nodes, in.current, 0);
+    o.search = SearchKind::kGenetic;
+    const auto ga = make_policy("pollux", o);
+    ga->optimize(in.jobs, in.nodes, in.current, 0);
+    const double fl = local->last_report().fitness, fg = ga->last_report().fitness;
+    below += fl < fg - 1e-9;
+    above += fl > fg + 1e-9;
+    EXPECT_GE(fl, 0.95 * fg) << "round " << c;
+  }
+  EXPECT_LE(below, 2);
+  EXPECT_GT(above, 25);  // the local search usually finds strictly better rounds
+}
+
+}  // namespace
+}  // namespace pollux
