@@ -88,7 +88,8 @@ TEST(ClusterSim, EveryJobCompletesAndTheSummaryAddsUp) {
   EXPECT_DOUBLE_EQ(r.avg_jct, sum / 5);
   EXPECT_NEAR(r.gpu_hours, gpu_s / 3600, 1e-9);
   EXPECT_DOUBLE_EQ(r.makespan, last);
-  EXPECT_EQ(r.rounds, policy.rounds);  // a job is active from the first round on
+  // A job is active from the first round on; in the last round all are done.
+  EXPECT_EQ(r.rounds, policy.rounds + 1);
   ASSERT_EQ(r.times.size(), static_cast<std::size_t>(r.rounds));
   EXPECT_EQ(r.times[0], 60);
   // The timeline holds what the policy granted: 2 GPUs for job 0 from the first round.
