@@ -119,6 +119,10 @@ int run_main(int argc, char** argv) {
   app.add_option("--search", a.search, "Pollux allocation search")
       ->check(CLI::IsMember({"local", "genetic"}))
       ->capture_default_str();
+  app.add_option("--search-budget", a.sim.policy_options.search_budget,
+                 "job-term evaluations the Pollux local search may spend per round (0: the policy's default)")
+      ->check(CLI::Range(0LL, 1000000000000LL))
+      ->capture_default_str();
   app.add_flag("--uniform-gpus", a.uniform_gpus,
                "multi-node jobs get the same GPU count on every node (as Slurm grants them)");
   app.add_flag("--no-interference-avoidance", a.no_avoidance,
