@@ -171,18 +171,40 @@ class LocalSearch {
   }
 
   // j alone takes its best placement; true if its term rose.
+  // j alone takes its best placement; true if its term rose. On a tie it
+  // still gives back GPUs it gains nothing from (e.g. a job whose moved
+  // speedup is 0), so that others can use them.
   bool best_response(ClusterState& s, int j) {
     const double t0 = s.term(j);
     Placement chosen;
-    if (best_placement(s, j, s.gpus(j), chosen) <= t0 + tolerance(t0) || chosen == s.placement(j)) return false;
+    const double t = best_placement(s, j, s.gpus(j), chosen);
+    const bool better = t > t0 + tolerance(t0), lighter = t >= t0 && placement_gpus(chosen) < s.gpus(j);
+    if (!(better || lighter) || chosen == s.placement(j)) return false;
     s.assign(j, chosen);
-    return true;
+    return better;
+  }
+
+  // Free GPUs go to up to 8 runnable jobs that have none (from a random
+  // start), by the greedy: compound moves free GPUs that jobs other than
+  // the movers may need.
+  void feed_hungry(ClusterState& s) {
+    constexpr std::size_t kHungry = 8;
+    const int jobs = pb_.num_jobs();
+    if (s.free_total() == 0 || jobs == 0) return;
+    hungry_.clear();
+    const int start = std::uniform_int_distribution<int>(0, jobs - 1)(rng_);
+    for (int k = 0; k < jobs && hungry_.size() < kHungry; ++k) {
+      const int j = (start + k) % jobs;
+      if (s.gpus(j) == 0 && pb_.min_gpus(j) <= std::min<long>(pb_.max_gpus(j), s.free_total())) hungry_.push_back(j);
+    }
+    greedy_fill(s, hungry_);
   }
 
   // Both jobs leave; each in turn takes each of its candidate placements and
   // the other its best reply; the best pair wins if it beats the old one.
   bool pair_reoptimize(ClusterState& s, int a, int b) {
     constexpr long kAllSizes = 64;
+    const bool uniform = pb_.options().uniform_gpus_per_node;
     const double before = s.term(a) + s.term(b);
     const int size[2] = {s.gpus(a), s.gpus(b)};
     const std::size_t mark = s.mark();
@@ -202,8 +224,13 @@ class LocalSearch {
         for (int g = pb_.min_gpus(first); g <= room; ++g) split.push_back(g);
       else
         split = sizes(s, first, size[order]);
-      for (int g : split)
+      for (int g : split) {
         if (s.pack(first, g, cand)) options.push_back(cand);
+        // With uniform GPUs, how many nodes the first job spreads over
+        // decides what is left for the second.
+        for (int k = 2; uniform && k <= pb_.max_nodes(first); ++k)
+          if (s.pack_even(first, g, k, cand) && !(cand == options.back())) options.push_back(cand);
+      }
       if (!pb_.current(first).empty() && s.fits(first, pb_.current(first))) options.push_back(pb_.current(first));
       for (const Placement& p : options) {
         const std::size_t inner = s.mark();
@@ -224,6 +251,7 @@ class LocalSearch {
     s.assign(second, Placement{});
     s.assign(first, best_first);
     s.assign(second, best_second);
+    feed_hungry(s);
     return keep_if_better(s, mark);
   }
 
@@ -275,6 +303,7 @@ class LocalSearch {
       return false;
     }
     best_response(s, from);
+    feed_hungry(s);
     return keep_if_better(s, mark);
   }
 
@@ -311,6 +340,7 @@ class LocalSearch {
     s.assign(j, target);
     ++evals_;
     for (int k : evicted) best_response(s, k);
+    feed_hungry(s);
     return keep_if_better(s, mark);
   }
 
@@ -471,6 +501,7 @@ class LocalSearch {
       greedy_fill(s, ruin, &weight);
       s.set_tie_breaker(nullptr);
       for (int k : ruin) best_response(s, k);
+      feed_hungry(s);
       if (keep_if_better(s, mark)) {
         failures = 0;
         descent(s, ruin);
@@ -487,7 +518,7 @@ class LocalSearch {
   const int step_;  // K: the largest growth step, one node's worth of GPUs
   long long evals_ = 0;
   Placement scratch_;
-  std::vector<int> sizes_;
+  std::vector<int> sizes_, hungry_;
   std::vector<long> stamps_;
 };
 

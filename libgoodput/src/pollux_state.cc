@@ -143,19 +143,8 @@ bool ClusterState::pack(int j, int gpus, Placement& out, int avoid) const {
   }
   const int max_nodes = pb_.max_nodes(j);
   if (pb_.options().uniform_gpus_per_node) {
-    for (int k = 2; k <= max_nodes; ++k) {
-      if (gpus % k != 0 || gpus / k > pb_.max_capacity()) continue;
-      out.clear();
-      while (static_cast<int>(out.size()) < k) {
-        const int node = best_fit(j, gpus / k, true, out, avoid);
-        if (node < 0) break;
-        out.push_back({node, gpus / k});
-      }
-      if (static_cast<int>(out.size()) == k) {
-        out = normalize_placement(std::move(out));
-        return true;
-      }
-    }
+    for (int k = 2; k <= max_nodes; ++k)
+      if (pack_even(j, gpus, k, out, avoid)) return true;
     out.clear();
     return false;
   }
@@ -174,6 +163,23 @@ bool ClusterState::pack(int j, int gpus, Placement& out, int avoid) const {
     const int a = avail(j, node);
     out.push_back({node, a});
     left -= a;
+  }
+  out = normalize_placement(std::move(out));
+  return true;
+}
+
+bool ClusterState::pack_even(int j, int gpus, int nodes, Placement& out, int avoid) const {
+  out.clear();
+  if (nodes < 2 || nodes > pb_.max_nodes(j) || gpus % nodes != 0 || gpus / nodes > pb_.max_capacity() ||
+      gpus < pb_.min_gpus(j) || gpus > pb_.max_gpus(j))
+    return false;
+  while (static_cast<int>(out.size()) < nodes) {
+    const int node = best_fit(j, gpus / nodes, true, out, avoid);
+    if (node < 0) {
+      out.clear();
+      return false;
+    }
+    out.push_back({node, gpus / nodes});
   }
   out = normalize_placement(std::move(out));
   return true;

@@ -43,6 +43,9 @@ class ClusterState {
   /// node `avoid`. False if none satisfies the constraints. `out` is
   /// normalised.
   bool pack(int j, int gpus, Placement& out, int avoid = -1) const;
+  /// `nodes` nodes of gpus / nodes GPUs each for j (best fit), allowed for
+  /// a multi-node job; false if gpus is not a multiple or they do not fit.
+  bool pack_even(int j, int gpus, int nodes, Placement& out, int avoid = -1) const;
   /// With a generator, pack() breaks ties between equally good nodes at
   /// random (for perturbations); without, by a fixed order.
   void set_tie_breaker(std::mt19937_64* rng) noexcept { ties_ = rng; }

@@ -118,5 +118,22 @@ TEST(Policies, RejectInconsistentInput) {
   }
 }
 
+TEST(Policies, HandleACurrentAllocationThatNoLongerFits) {
+  // Node 0 lost half its GPUs since the last round; job 2's placement is
+  // not normalised; both jobs were on node 0.
+  const std::vector<NodeInfo> nodes{{2}, {4}};
+  std::vector<JobInfo> jobs{job(1, 4), job(2, 4)};
+  for (JobInfo& j : jobs) j.requested_gpus = 2;
+  const std::vector<Placement> current{{{0, 2}}, {{0, 1}, {0, 1}}};
+  for (const char* name : {"pollux", "tiresias", "optimus"})
+    for (SearchKind kind : {SearchKind::kLocal, SearchKind::kGenetic}) {
+      PolicyOptions o;
+      o.search = kind;
+      const auto alloc = make_policy(name, o)->optimize(jobs, nodes, current, 0);
+      const auto err = check_allocation(jobs, nodes, alloc, o);
+      EXPECT_FALSE(err) << name << ": " << *err;
+    }
+}
+
 }  // namespace
 }  // namespace pollux

@@ -5,7 +5,8 @@
 // reads it every round. The plugin treats the file as untrusted input:
 // read_hint_file() checks the owner, refuses symlinks, caps the size and
 // validates every field before anything reaches the policy.
-// The format is documented in doc/hint-format.md (the contract).
+// The format, every field's range and the file's naming and permissions
+// are documented in doc/hint-format.md (the contract).
 #ifndef POLLUX_HINT_H
 #define POLLUX_HINT_H
 
@@ -73,12 +74,15 @@ struct HintResult {
 };
 
 /// Parses and validates YAML text (libyaml parser): known version, every
-/// number finite and in range, limits consistent. Never throws.
+/// required field present and no unknown one, every number finite and in
+/// its documented range, limits consistent (BatchLimits::valid()), config
+/// and profile consistent. Never throws; the error is one line.
 HintResult parse_hint(std::string_view yaml) noexcept;
 
 /// Reads <path> as untrusted input: O_NOFOLLOW, regular file, owned by
-/// `expected_uid`, at most kHintMaxBytes, then parse_hint() and a check
-/// that the file's job id matches `expected_job_id`. Never throws.
+/// `expected_uid`, at most kHintMaxBytes, then parse_hint() and checks that
+/// the file's job_id and uid fields are `expected_job_id` and
+/// `expected_uid`. Errors start with the path. Never throws.
 HintResult read_hint_file(const std::string& path, std::uint32_t expected_uid,
                           std::uint32_t expected_job_id) noexcept;
 

@@ -1,0 +1,234 @@
+// libpollux-agent: the job-side half of Pollux for Slurm.
+//
+// One Agent per training process (MPI rank). It
+//  - times every micro-step (forward + backward) and every optimizer step
+//    including the gradient all-reduce, per (nodes, replicas, atomic batch);
+//  - measures the squared norm of each rank's gradient before the
+//    all-reduce and of the averaged gradient after it, and estimates the
+//    gradient noise (libgoodput's GradNoiseEstimator);
+//  - fits the throughput model and picks (atomic batch, accumulation steps)
+//    for the allocation it runs on (libgoodput), exposing the AdaScale
+//    learning-rate gain and the scale-invariant progress;
+//  - writes the job's hint file into the spool (rank 0), which is what the
+//    scheduler plugin sees;
+//  - on the plugin's resize signal, checkpoints at the next step boundary
+//    through the application's callback, acknowledges in the hint and
+//    waits to be requeued; after requeue restore() brings the model and the
+//    agent's own state back.
+//
+// The training loop (see doc/agent.md for a complete program):
+//
+//   agent->on_checkpoint(save); agent->on_restore(load);
+//   agent->restore();
+//   while (agent->progress() < target) {
+//     for (int k = 0; k <= agent->accum_steps(); ++k) {
+//       agent->micro_step_begin();
+//       /* forward + backward on agent->atomic_batch() examples into grad */
+//       agent->micro_step_end(grad);
+//     }
+//     agent->synchronize(grad);          // grad = mean over all replicas
+//     /* optimizer step with lr0 * agent->lr_gain() */
+//     if (agent->step_end() == pollux::StepAction::kRequeueExit)
+//       return agent->options().requeue_exit_code;
+//   }
+//
+// Thread safety: an Agent is used by one thread (the training loop). All
+// methods marked "collective" must be called by every rank in the same
+// order. Errors: methods throw std::runtime_error / std::invalid_argument
+// with a message naming what failed; collective failures are reported on
+// every rank.
+#ifndef POLLUX_AGENT_H
+#define POLLUX_AGENT_H
+
+#include <csignal>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pollux/efficiency.h"
+#include "pollux/goodput.h"
+#include "pollux/throughput.h"
+
+namespace pollux {
+
+/// Element type of a gradient buffer.
+enum class DType { kFloat32, kFloat64, kFloat16, kBFloat16 };
+
+/// Bytes of one element of `t`.
+std::size_t dtype_size(DType t) noexcept;
+
+/// A flat gradient buffer, in host memory for CPU agents and in device
+/// memory for CUDA agents. All parameters' gradients in one buffer.
+struct GradientBuffer {
+  void* data = nullptr;
+  std::size_t count = 0;  ///< elements
+  DType dtype = DType::kFloat32;
+};
+
+/// What the agent does once a resize checkpoint is committed.
+enum class RequeueMode {
+  kWait,  ///< acknowledge in the hint and wait to be requeued by sched/pollux (default)
+  kExit,  ///< step_end() returns kRequeueExit; exit with requeue_exit_code (RequeueExit)
+};
+
+struct AgentOptions {
+  /// The job's batch-size limits: M0 (init_batch), M_max, m_min, m_max and
+  /// whether gradient accumulation may be used.
+  BatchLimits limits;
+  double smoothing = 0.999;     ///< gradient-statistics decay per M0 step
+  bool adapt = true;            ///< re-pick the batch size (false: stay at M0)
+
+  std::string spool_dir;        ///< "" = resolve_spool_dir() (POLLUX_SPOOL_DIR, slurm.conf, default)
+  bool write_hints = true;      ///< rank 0 writes <spool>/<job_id>.hint.yaml (needs a Slurm job id)
+  double hint_interval = 5.0;   ///< seconds between rewrites when nothing changed
+  double refit_interval = 5.0;  ///< seconds between re-fits while new samples arrive
+
+  /// "" = $POLLUX_CHECKPOINT_DIR, else $SLURM_SUBMIT_DIR/pollux-ckpt/<job id>,
+  /// else ./pollux-ckpt/<job id or "local">.
+  std::string checkpoint_dir;
+  RequeueMode requeue_mode = RequeueMode::kWait;
+  double requeue_wait = 300.0;  ///< seconds to wait for the requeue before resuming
+  int requeue_exit_code = 75;   ///< EX_TEMPFAIL; list it in slurm.conf's RequeueExit
+  int resize_signal = SIGUSR1;  ///< the signal sched/pollux sends (0: none handled)
+
+  int warmup_steps = 2;         ///< steps not profiled after a start or a config change
+  int min_profile_steps = 5;    ///< profiled steps after which a new config counts as a profile change
+  int verbose = 1;              ///< 0 quiet, 1 decisions (rank 0), 2 debug
+
+  /// Applies POLLUX_* environment overrides (see doc/agent.md, "Environment").
+  /// Throws std::invalid_argument naming the variable if a value is malformed.
+  void apply_environment();
+  /// Throws std::invalid_argument naming the first inconsistent option.
+  void validate() const;
+};
+
+/// What the job learns from Slurm's environment.
+struct JobEnvironment {
+  std::uint32_t job_id = 0;   ///< SLURM_JOB_ID; 0 outside Slurm (no hints then)
+  int restart_count = 0;      ///< SLURM_RESTART_COUNT
+  int num_nodes = 0;          ///< SLURM_JOB_NUM_NODES (0: unknown)
+  int ntasks = 0;             ///< SLURM_NTASKS (0: unknown)
+  int procid = -1;            ///< SLURM_PROCID (-1: unknown)
+  std::string nodelist;       ///< SLURM_JOB_NODELIST
+  std::string node_name;      ///< SLURMD_NODENAME, else the host name
+  std::string submit_dir;     ///< SLURM_SUBMIT_DIR
+  std::uint32_t uid = 0;      ///< getuid()
+
+  /// Throws std::invalid_argument naming the variable if one is malformed.
+  static JobEnvironment from_environment();
+};
+
+/// Where a checkpoint is written to or read from.
+struct CheckpointContext {
+  std::string dir;      ///< directory shared by all ranks; name files per rank if they differ
+  int rank = 0;
+  int replicas = 1;
+  long long step = 0;   ///< optimizer steps the checkpoint holds
+};
+
+/// Application callbacks: write / read the model and optimizer state.
+/// Throw on failure; the agent then never commits the checkpoint.
+using CheckpointFn = std::function<void(const CheckpointContext&)>;
+
+enum class StepAction {
+  kContinue,
+  kRequeueExit,  ///< RequeueMode::kExit: checkpoint committed, exit with requeue_exit_code
+};
+
+class Communicator;
+class StepBackend;
+
+class Agent {
+ public:
+  /// Builds an agent over a communicator (host collectives) and a step
+  /// backend (where gradients live). Prefer the factories:
+  /// make_local_agent(), make_mpi_agent() (pollux/agent_mpi.h),
+  /// make_cuda_agent() (pollux/agent_cuda.h). Collective.
+  Agent(std::unique_ptr<Communicator> comm, std::unique_ptr<StepBackend> backend,
+        AgentOptions options, JobEnvironment env);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  void on_checkpoint(CheckpointFn fn);
+  void on_restore(CheckpointFn fn);
+
+  /// Restores the latest committed checkpoint if there is one (model through
+  /// the restore callback, then the agent's state) and re-picks the batch
+  /// size for this allocation. Returns false when there is none. Collective.
+  bool restore();
+  /// Takes a checkpoint now (at a step boundary). Collective.
+  void checkpoint();
+
+  // --- The configuration to run the next optimizer step with -------------
+  int atomic_batch() const noexcept;
+  int accum_steps() const noexcept;
+  /// replicas * atomic_batch * (accum_steps + 1).
+  long long total_batch() const noexcept;
+  /// Sets the configuration from the next step on, overriding the agent's
+  /// choice until it makes another (use adapt = false to keep it). Call on
+  /// every rank between step_end() and the next micro_step_begin(), at the
+  /// same step. Throws std::invalid_argument outside the job's limits.
+  void set_batch_config(int atomic_batch, int accum_steps);
+  /// AdaScale gain for the next step: multiply the learning rate tuned for
+  /// M0 by it. 1 until the gradient statistics are measured.
+  double lr_gain() const noexcept;
+
+  // --- Where training stands ---------------------------------------------
+  long long step() const noexcept;          ///< optimizer steps taken
+  long long samples_seen() const noexcept;  ///< examples consumed (sum of total batches)
+  double progress() const noexcept;         ///< scale-invariant progress, in M0 steps (sum of gains)
+
+  int rank() const noexcept;
+  int replicas() const noexcept;
+  int nodes() const noexcept;
+  const JobEnvironment& job() const noexcept;
+  const AgentOptions& options() const noexcept;
+  /// Where checkpoints go, and the hint file ("" when hints are off).
+  const std::string& checkpoint_dir() const noexcept;
+  std::string hint_file() const;
+
+  /// Measured statistics (nullopt before the first estimate).
+  std::optional<GradStats> grad_stats() const;
+  /// Last fitted throughput model (rank 0 only; nullopt elsewhere or before the first fit).
+  std::optional<PerfParams> perf_params() const;
+  /// Profiled configurations (identical on all ranks).
+  std::vector<ProfileSample> profile() const;
+
+  // --- The step protocol ---------------------------------------------------
+  /// Starts timing a micro-step (forward + backward).
+  void micro_step_begin();
+  /// Ends a micro-step. `grad` holds the gradient of this micro-batch alone
+  /// (mean over its atomic_batch() examples); the agent measures its norm
+  /// and, if more micro-steps follow, accumulates it, so the application
+  /// may overwrite `grad` in the next micro-step.
+  void micro_step_end(const GradientBuffer& grad);
+  /// After the last micro-step: adds the accumulated micro-gradients,
+  /// all-reduces across replicas and divides, so that `grad` holds the
+  /// mean gradient of the whole batch of total_batch() examples. Collective.
+  void synchronize(GradientBuffer& grad);
+  /// Ends the optimizer step (call after applying the update). Advances
+  /// step/progress, applies a new batch configuration if one was chosen, and
+  /// runs the resize protocol when the scheduler asked for it. Collective.
+  StepAction step_end();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A single-process agent without MPI (one replica, CPU buffers).
+std::unique_ptr<Agent> make_local_agent(AgentOptions options);
+
+/// The batch configuration the agent starts with on `replicas` replicas,
+/// before it has a model: M0 split over the replicas (accumulating when a
+/// share exceeds m_max), respecting m_min.
+BatchConfig initial_config(const BatchLimits& limits, int replicas) noexcept;
+
+}  // namespace pollux
+
+#endif  // POLLUX_AGENT_H

@@ -1,0 +1,99 @@
+/* libpollux-agent, C interface: for C programs and for Python's ctypes.
+ *
+ * The same agent as pollux/agent.h, behind an opaque handle. Functions
+ * that can fail return 0 on success and -1 on failure; the reason is then
+ * in pollux_agent_last_error() (thread-local, one line). No C++ exception
+ * crosses this interface. The MPI communicator is passed in its Fortran
+ * form (MPI_Comm_c2f(comm) in C, comm.py2f() in mpi4py) so that this
+ * header needs no mpi.h; -1 means "no MPI, one process".
+ *
+ * See doc/agent.md for a complete training loop. */
+#ifndef POLLUX_AGENT_C_H
+#define POLLUX_AGENT_C_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pollux_agent pollux_agent;
+
+enum pollux_dtype { POLLUX_FLOAT32 = 0, POLLUX_FLOAT64 = 1, POLLUX_FLOAT16 = 2, POLLUX_BFLOAT16 = 3 };
+enum pollux_requeue_mode { POLLUX_REQUEUE_WAIT = 0, POLLUX_REQUEUE_EXIT = 1 };
+enum pollux_step_action { POLLUX_CONTINUE = 0, POLLUX_REQUEUE_EXIT_NOW = 1 };
+
+typedef struct pollux_agent_options {
+  double init_batch;        /* M0 */
+  double max_batch;         /* M_max */
+  int min_atomic;           /* m_min */
+  int max_atomic;           /* m_max */
+  int accumulation;         /* 0/1 */
+  int adapt;                /* 0/1: re-pick the batch size */
+  double smoothing;
+  const char* spool_dir;    /* NULL: POLLUX_SPOOL_DIR, slurm.conf, default */
+  int write_hints;          /* 0/1 */
+  double hint_interval;
+  const char* checkpoint_dir; /* NULL: default (doc/agent.md) */
+  int requeue_mode;         /* enum pollux_requeue_mode */
+  double requeue_wait;
+  int requeue_exit_code;
+  int resize_signal;        /* 0: none */
+  int verbose;
+} pollux_agent_options;
+
+/* Defaults of AgentOptions (M0 = M_max = 1, m in [1, 1]: set the limits). */
+void pollux_agent_options_init(pollux_agent_options* options);
+/* Applies POLLUX_* environment overrides. 0 or -1. */
+int pollux_agent_options_from_env(pollux_agent_options* options);
+
+/* A CPU agent (float32/float64 host buffers). Collective over the MPI
+ * communicator `mpi_comm_f` (Fortran handle), or single-process with -1.
+ * NULL on failure. */
+pollux_agent* pollux_agent_create(const pollux_agent_options* options, int mpi_comm_f);
+/* A GPU agent (libpollux-agent-cuda): gradients in device memory (float32,
+ * float64, float16, bfloat16) on the CUDA stream `cuda_stream` (a
+ * cudaStream_t; NULL for the default stream), all-reduced by NCCL over a
+ * communicator it creates on `mpi_comm_f`. Call cudaSetDevice() first.
+ * NULL on failure. */
+pollux_agent* pollux_agent_create_cuda(const pollux_agent_options* options, int mpi_comm_f, void* cuda_stream);
+void pollux_agent_destroy(pollux_agent* agent);
+
+/* Checkpoint callbacks: write / read the application's state in `dir`.
+ * Return 0 on success, non-zero on failure. */
+typedef int (*pollux_checkpoint_fn)(const char* dir, int rank, int replicas, long long step, void* user);
+void pollux_agent_on_checkpoint(pollux_agent* agent, pollux_checkpoint_fn fn, void* user);
+void pollux_agent_on_restore(pollux_agent* agent, pollux_checkpoint_fn fn, void* user);
+
+/* 1 if a checkpoint was restored, 0 if there was none, -1 on failure. Collective. */
+int pollux_agent_restore(pollux_agent* agent);
+/* Checkpoint now, between steps. Collective. */
+int pollux_agent_checkpoint(pollux_agent* agent);
+
+int pollux_agent_atomic_batch(const pollux_agent* agent);
+int pollux_agent_accum_steps(const pollux_agent* agent);
+long long pollux_agent_total_batch(const pollux_agent* agent);
+double pollux_agent_lr_gain(const pollux_agent* agent);
+long long pollux_agent_step(const pollux_agent* agent);
+long long pollux_agent_samples_seen(const pollux_agent* agent);
+double pollux_agent_progress(const pollux_agent* agent);
+int pollux_agent_rank(const pollux_agent* agent);
+int pollux_agent_replicas(const pollux_agent* agent);
+int pollux_agent_nodes(const pollux_agent* agent);
+int pollux_agent_requeue_exit_code(const pollux_agent* agent);
+/* Gradient statistics: 1 and *sqr, *var set when measured, else 0. */
+int pollux_agent_grad_stats(const pollux_agent* agent, double* sqr, double* var);
+
+int pollux_agent_micro_step_begin(pollux_agent* agent);
+int pollux_agent_micro_step_end(pollux_agent* agent, const void* grad, size_t count, int dtype);
+int pollux_agent_synchronize(pollux_agent* agent, void* grad, size_t count, int dtype);
+/* enum pollux_step_action, or -1 on failure. Collective. */
+int pollux_agent_step_end(pollux_agent* agent);
+
+const char* pollux_agent_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POLLUX_AGENT_C_H */

@@ -1,0 +1,600 @@
+// The agent: step protocol, statistics, adaptation, hints, checkpoints and
+// the resize protocol (see pollux/agent.h and doc/agent.md).
+//
+// Per optimizer step every rank contributes one small vector to a SUM
+// all-reduce that overlaps the gradient all-reduce (the "packet"). It
+// carries the previous step's measurements (so that a GPU backend never
+// has to wait for the current step's), the resize flag raised by the
+// scheduler's signal, and rank 0's batch-size decision. All ranks thus
+// see the same numbers and take the same decisions at the same step
+// boundary, without any extra collective.
+#include "pollux/agent.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include "adapter.h"
+#include "agent_state.h"
+#include "log.h"
+#include "pollux/agent_backend.h"
+#include "pollux/atomic_file.h"
+#include "pollux/checkpoint_store.h"
+#include "pollux/grad_noise.h"
+#include "pollux/spool_dir.h"
+#include "profile_table.h"
+#include "resize_signal.h"
+
+namespace pollux {
+
+using agent_detail::AdaptRequest;
+using agent_detail::Adapter;
+using agent_detail::AgentState;
+using agent_detail::log;
+using agent_detail::ProfileTable;
+
+std::size_t dtype_size(DType t) noexcept {
+  switch (t) {
+    case DType::kFloat32: return 4;
+    case DType::kFloat64: return 8;
+    case DType::kFloat16:
+    case DType::kBFloat16: return 2;
+  }
+  return 0;
+}
+
+BatchConfig initial_config(const BatchLimits& limits, int replicas) noexcept {
+  BatchConfig c;
+  if (replicas < 1 || !limits.valid()) return c;
+  const double local = limits.init_batch / replicas;
+  if (limits.accumulation) {
+    c.accum_steps = std::max(0, static_cast<int>(std::ceil(local / limits.max_atomic - 1e-8)) - 1);
+    c.atomic_batch = static_cast<int>(std::ceil(local / (c.accum_steps + 1) - 1e-8));
+  } else {
+    c.atomic_batch = static_cast<int>(std::ceil(local - 1e-8));
+  }
+  c.atomic_batch = std::clamp(c.atomic_batch, limits.min_atomic, limits.max_atomic);
+  return c;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Layout of the per-step packet (SUM all-reduce).
+enum Packet {
+  kResize,       // ranks that saw the resize signal
+  kValid,        // ranks with a valid record of the previous step
+  kLocalSqr,     // sum of |local micro-gradient|^2
+  kMicroSteps,   // micro-gradients in the step (R * (s + 1))
+  kGradTime,     // sum of micro-step seconds
+  kStepTime,     // sum over ranks of the step's seconds
+  kPropose,      // rank 0: 1 if a new configuration follows
+  kAtomic,
+  kAccum,
+  kPacketSize
+};
+
+constexpr std::size_t kMaxStateBytes = 16u << 20;
+
+}  // namespace
+
+struct Agent::Impl {
+  // What a record of the previous step was measured under.
+  struct RecordContext {
+    int atomic = 0;
+    int accum = 0;
+    bool profiled = false;
+    bool two_step = false;
+  };
+
+  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<StepBackend> backend;
+  AgentOptions opt;
+  JobEnvironment env;
+  int rank = 0, replicas = 1, nodes = 1;
+  GradNoiseEstimator estimator;
+  ProfileTable profile{kHintMaxSamples};
+  std::string spool_dir;  // "" = no hints
+  CheckpointStore store;
+  std::unique_ptr<Adapter> adapter;  // rank 0
+  CheckpointFn save_fn, load_fn;
+  agent_detail::ResizeSignal resize_signal;
+
+  // The configuration and where training stands.
+  int atomic = 1, accum = 0;
+  double gain = 1;
+  long long step = 0, samples = 0;
+  double progress = 0;
+  int steps_since_config = 0;
+
+  // Step protocol state.
+  int micro_done = 0;
+  bool in_micro = false, synced = false;
+  RecordContext record_ctx, current_ctx;
+  long seen_signals = 0, packet_signals = 0;
+  bool resize_requested = false;
+  std::optional<std::pair<int, int>> pending_config;
+  double packet[kPacketSize] = {};
+
+  // Rank 0's adaptation schedule.
+  Clock::time_point last_fit{}, last_hint{};
+  bool new_data = false, profile_changed = false, config_changed = false;
+  std::optional<HintCheckpoint> last_checkpoint;
+
+  Impl(std::unique_ptr<Communicator> c, std::unique_ptr<StepBackend> b, AgentOptions o, JobEnvironment e)
+      : comm(std::move(c)),
+        backend(std::move(b)),
+        opt(std::move(o)),
+        env(std::move(e)),
+        estimator((opt.validate(), opt.limits.init_batch), opt.smoothing),
+        store(checkpoint_root(opt, env)),
+        resize_signal(opt.resize_signal) {
+    rank = comm->rank();
+    replicas = comm->size();
+    nodes = comm->nodes();
+    // A signal that came before this agent (during start-up) is acted on
+    // at the first step boundary.
+    seen_signals = agent_detail::ResizeSignal::handled();
+    if (opt.write_hints && env.job_id != 0) spool_dir = opt.spool_dir.empty() ? resolve_spool_dir() : opt.spool_dir;
+    const BatchConfig init = initial_config(opt.limits, replicas);
+    atomic = init.atomic_batch;
+    accum = init.accum_steps;
+    if (rank == 0) {
+      adapter = std::make_unique<Adapter>(spool_dir, rank, opt.verbose);
+      if (opt.verbose >= 1) {
+        log(rank, "job %u (restart %d): %d replica(s) on %d node(s); M0=%g, M_max=%g, atomic in [%d, %d]%s; hints %s; checkpoints in %s",
+            env.job_id, env.restart_count, replicas, nodes, opt.limits.init_batch, opt.limits.max_batch,
+            opt.limits.min_atomic, opt.limits.max_atomic, opt.limits.accumulation ? ", accumulation" : "",
+            spool_dir.empty() ? "off" : hint_path(spool_dir, env.job_id).c_str(), store.root().c_str());
+      }
+      if (env.ntasks > 0 && env.ntasks != replicas)
+        log(rank, "SLURM_NTASKS=%d but the communicator has %d rank(s): the agent counts the communicator's",
+            env.ntasks, replicas);
+      if (env.job_id == 0 && opt.write_hints && opt.verbose >= 1)
+        log(rank, "no SLURM_JOB_ID: not a Slurm job, no hint file is written");
+    }
+    if (rank == 0) publish(false, AdaptRequest::Propose::kNo);
+  }
+
+  ~Impl() {
+    if (adapter) {
+      // The last word: a hint with everything measured (never throws out).
+      try {
+        publish(new_data, AdaptRequest::Propose::kNo);
+      } catch (...) {
+      }
+      adapter->flush();
+    }
+  }
+
+  static std::string checkpoint_root(const AgentOptions& o, const JobEnvironment& e) {
+    if (!o.checkpoint_dir.empty()) return o.checkpoint_dir;
+    if (const char* v = std::getenv("POLLUX_CHECKPOINT_DIR"); v != nullptr && *v != '\0') return v;
+    const std::string job = e.job_id != 0 ? std::to_string(e.job_id) : "local";
+    return (e.submit_dir.empty() ? std::string(".") : e.submit_dir) + "/pollux-ckpt/" + job;
+  }
+
+  long long total_batch() const { return static_cast<long long>(replicas) * atomic * (accum + 1); }
+
+  void update_gain() {
+    gain = estimator.has_estimate() ? adascale_gain(estimator.stats(), double(total_batch()), opt.limits.init_batch)
+                                    : 1.0;
+  }
+
+  // --- Hints and adaptation (rank 0) ---------------------------------------
+  Hint make_hint() const {
+    Hint h;
+    h.job_id = env.job_id;
+    h.uid = env.uid;
+    h.timestamp = unix_now();
+    h.restart_count = env.restart_count;
+    h.limits = opt.limits;
+    if (estimator.has_estimate()) h.grad = estimator.stats();
+    h.config = HintConfig{nodes, replicas, atomic, accum};
+    h.progress = progress;
+    h.step = step;
+    h.profile = profile.samples();
+    h.max_profiled_replicas = std::max(profile.max_replicas(), replicas);
+    h.checkpoint = last_checkpoint;
+    return h;
+  }
+
+  void publish(bool refit, AdaptRequest::Propose propose) {
+    AdaptRequest req;
+    req.hint = make_hint();
+    req.refit = refit;
+    req.propose = opt.adapt ? propose : AdaptRequest::Propose::kNo;
+    adapter->submit(std::move(req));
+    last_hint = Clock::now();
+    if (refit) {
+      last_fit = last_hint;
+      new_data = profile_changed = false;
+    }
+  }
+
+  void maybe_adapt() {
+    const Clock::time_point now = Clock::now();
+    const auto since = [&](Clock::time_point t) { return std::chrono::duration<double>(now - t).count(); };
+    const bool refit = profile_changed || (new_data && since(last_fit) >= opt.refit_interval);
+    if (refit || config_changed || since(last_hint) >= opt.hint_interval)
+      publish(refit, AdaptRequest::Propose::kIfBetter);
+    config_changed = false;
+  }
+
+  void apply_config(int a, int s, const char* why) {
+    if (a == atomic && s == accum) return;
+    atomic = a;
+    accum = s;
+    steps_since_config = 0;
+    config_changed = true;
+    backend->reset();
+    if (rank == 0 && opt.verbose >= 1)
+      log(rank, "step %lld: batch %lld = %d replica(s) x atomic %d x %d micro-step(s) (%s)", step, total_batch(),
+          replicas, atomic, accum + 1, why);
+  }
+
+  // --- Collective helpers ---------------------------------------------------
+  // Number of ranks for which `failed` is true.
+  int count_failures(bool failed) {
+    double v = failed ? 1 : 0;
+    comm->start_allreduce(&v, 1);
+    comm->wait_allreduce();
+    return static_cast<int>(v);
+  }
+
+  // --- Checkpoints ----------------------------------------------------------
+  bool take_checkpoint() {
+    std::string dir, err;
+    if (rank == 0) {
+      try {
+        dir = store.begin(step);
+      } catch (const std::exception& e) {
+        err = e.what();
+      }
+      if (!err.empty()) log(rank, "checkpoint at step %lld not taken: %s", step, err.c_str());
+    }
+    comm->broadcast(dir, 0);
+    if (dir.empty()) return false;
+    bool failed = false;
+    try {
+      if (save_fn) save_fn(CheckpointContext{dir, rank, replicas, step});
+      if (rank == 0) write_state(dir);
+    } catch (const std::exception& e) {
+      failed = true;
+      log(rank, "checkpoint at step %lld failed: %s", step, e.what());
+    }
+    // Also the barrier: every rank has written its part before the commit.
+    if (count_failures(failed) > 0) {
+      if (rank == 0) store.abort(dir);
+      return false;
+    }
+    std::string result = "ok";
+    if (rank == 0) {
+      try {
+        const std::string final_dir = store.commit(dir);
+        if (opt.verbose >= 1) log(rank, "checkpoint of step %lld committed: %s", step, final_dir.c_str());
+      } catch (const std::exception& e) {
+        result = e.what();
+        log(rank, "checkpoint at step %lld not committed (the previous one stays): %s", step, e.what());
+      }
+    }
+    comm->broadcast(result, 0);
+    return result == "ok";
+  }
+
+  void write_state(const std::string& dir) {
+    AgentState s;
+    s.job_id = env.job_id;
+    s.restart_count = env.restart_count;
+    s.step = step;
+    s.samples = samples;
+    s.progress = progress;
+    s.time = unix_now();
+    s.limits = opt.limits;
+    s.config = HintConfig{nodes, replicas, atomic, accum};
+    s.estimator_init_batch = estimator.init_batch();
+    s.estimator = estimator.state();
+    if (adapter) s.perf = adapter->perf();
+    s.profile = profile.entries();
+    const std::string err = write_file_atomic(dir + "/" + agent_detail::kAgentStateFile,
+                                              agent_detail::emit_agent_state(s));
+    if (!err.empty()) throw std::runtime_error(err);
+  }
+
+  StepAction resize() {
+    if (rank == 0 && opt.verbose >= 1) log(rank, "resize requested by the scheduler: checkpointing at step %lld", step);
+    if (!take_checkpoint()) {
+      if (rank == 0) log(rank, "no checkpoint, so no requeue acknowledgement; training goes on");
+      return StepAction::kContinue;
+    }
+    if (rank == 0) {
+      last_checkpoint = HintCheckpoint{step, unix_now(), opt.requeue_mode == RequeueMode::kWait};
+      publish(false, AdaptRequest::Propose::kNo);
+      adapter->flush();  // the acknowledgement is on disk before we wait
+    }
+    if (opt.requeue_mode == RequeueMode::kExit) {
+      if (rank == 0 && opt.verbose >= 1)
+        log(rank, "exiting with code %d for Slurm to requeue the job (RequeueExit)", opt.requeue_exit_code);
+      return StepAction::kRequeueExit;
+    }
+    if (rank == 0 && opt.verbose >= 1)
+      log(rank, "checkpoint acknowledged in the hint; waiting up to %g s to be requeued", opt.requeue_wait);
+    // Slurm's requeue ends this process; if it does not come, resume.
+    const Clock::time_point until =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.requeue_wait));
+    while (Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (rank == 0) {
+      log(rank, "not requeued within %g s: resuming at %d replica(s)", opt.requeue_wait, replicas);
+      last_checkpoint->ready_for_requeue = false;
+      publish(false, AdaptRequest::Propose::kNo);
+      adapter->flush();
+    }
+    comm->barrier();
+    return StepAction::kContinue;
+  }
+
+  // --- Restore --------------------------------------------------------------
+  bool restore() {
+    // Rank 0 finds and reads the checkpoint; everyone gets "dir\nstate".
+    std::string payload;
+    if (rank == 0) {
+      try {
+        if (const std::optional<std::string> dir = store.latest()) {
+          const FileRead f = read_file_checked(*dir + "/" + agent_detail::kAgentStateFile, kMaxStateBytes);
+          if (!f) throw std::runtime_error(f.error);
+          payload = *dir + "\n" + f.data;
+        }
+      } catch (const std::exception& e) {
+        payload = std::string("!") + e.what();
+      }
+    }
+    comm->broadcast(payload, 0);
+    if (payload.empty()) {
+      if (rank == 0 && env.restart_count > 0)
+        log(rank, "restart %d but no checkpoint in %s: starting from scratch", env.restart_count, store.root().c_str());
+      return false;
+    }
+    if (payload[0] == '!') throw std::runtime_error("restore from " + store.root() + ": " + payload.substr(1));
+    const auto nl = payload.find('\n');
+    const std::string dir = payload.substr(0, nl);
+    AgentState s;
+    try {
+      s = agent_detail::parse_agent_state(std::string_view(payload).substr(nl + 1));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(dir + "/" + agent_detail::kAgentStateFile + ": " + e.what());
+    }
+    bool failed = false;
+    try {
+      if (load_fn) load_fn(CheckpointContext{dir, rank, replicas, s.step});
+    } catch (const std::exception& e) {
+      failed = true;
+      log(rank, "restore from %s failed: %s", dir.c_str(), e.what());
+    }
+    if (const int n = count_failures(failed); n > 0)
+      throw std::runtime_error("restore from " + dir + " failed on " + std::to_string(n) + " rank(s)");
+
+    step = s.step;
+    samples = s.samples;
+    progress = s.progress;
+    if (s.estimator_init_batch == opt.limits.init_batch) {
+      estimator.restore(s.estimator);
+    } else if (rank == 0) {
+      log(rank, "initial batch changed from %g to %g: gradient statistics start afresh", s.estimator_init_batch,
+          opt.limits.init_batch);
+    }
+    profile.assign(s.profile);
+    if (s.job_id != env.job_id && rank == 0)
+      log(rank, "the checkpoint in %s is of job %u, this is job %u", dir.c_str(), s.job_id, env.job_id);
+    backend->reset();
+    steps_since_config = 0;
+    last_checkpoint = HintCheckpoint{s.step, s.time, false};
+
+    // Re-pick the batch size for this allocation: rank 0 decides for all.
+    const BatchConfig init = initial_config(opt.limits, replicas);
+    std::string choice = std::to_string(init.atomic_batch) + " " + std::to_string(init.accum_steps);
+    if (rank == 0) {
+      if (s.perf) adapter->set_perf(*s.perf);
+      atomic = init.atomic_batch;
+      accum = init.accum_steps;
+      publish(true, AdaptRequest::Propose::kAlways);
+      adapter->flush();
+      if (const auto p = adapter->take_proposal()) choice = std::to_string(p->atomic_batch) + " " + std::to_string(p->accum_steps);
+    }
+    comm->broadcast(choice, 0);
+    const auto sp = choice.find(' ');
+    atomic = init.atomic_batch;
+    accum = init.accum_steps;
+    apply_config(std::stoi(choice.substr(0, sp)), std::stoi(choice.substr(sp + 1)), "re-picked after restore");
+    config_changed = true;
+    update_gain();
+    if (rank == 0 && opt.verbose >= 1)
+      log(rank, "restored step %lld (progress %.2f, %lld samples) from %s (written by %d replica(s)); now %d replica(s) on %d node(s), batch %lld",
+          step, progress, samples, dir.c_str(), s.config.replicas, replicas, nodes, total_batch());
+    return true;
+  }
+
+  // --- Step protocol ----------------------------------------------------------
+  void synchronize(GradientBuffer& grad) {
+    if (in_micro) throw std::logic_error("synchronize() inside a micro-step: call micro_step_end() first");
+    if (micro_done != accum + 1)
+      throw std::logic_error("synchronize() after " + std::to_string(micro_done) + " micro-step(s); the configuration needs " +
+                             std::to_string(accum + 1) + " (accum_steps() + 1)");
+    const StepRecord rec = backend->take_record();
+    std::fill(std::begin(packet), std::end(packet), 0.0);
+    packet_signals = agent_detail::ResizeSignal::received();
+    packet[kResize] = packet_signals != seen_signals ? 1 : 0;
+    if (rec.valid) {
+      packet[kValid] = 1;
+      packet[kLocalSqr] = rec.local_sqr_sum;
+      packet[kMicroSteps] = rec.micro_steps;
+      packet[kGradTime] = rec.grad_time_sum;
+      packet[kStepTime] = rec.step_time;
+    }
+    if (adapter) {
+      if (const auto p = adapter->take_proposal()) {
+        packet[kPropose] = 1;
+        packet[kAtomic] = p->atomic_batch;
+        packet[kAccum] = p->accum_steps;
+      }
+    }
+    // What this step is measured under (its record is reduced next step).
+    const bool two_step = replicas == 1 && accum == 0;
+    current_ctx = RecordContext{atomic, accum, steps_since_config >= opt.warmup_steps, two_step};
+    const TwoStep pair = !two_step ? TwoStep::kOff : steps_since_config % 2 == 0 ? TwoStep::kKeep : TwoStep::kCompare;
+    comm->start_allreduce(packet, kPacketSize);
+    try {
+      backend->synchronize(grad, replicas * (accum + 1), pair, *comm);
+    } catch (...) {
+      comm->wait_allreduce();
+      throw;
+    }
+    comm->wait_allreduce();
+    absorb(rec);
+    record_ctx = current_ctx;
+    synced = true;
+  }
+
+  // Applies the reduced packet: statistics and profile of the previous step,
+  // the resize flag, the new configuration.
+  void absorb(const StepRecord& rec) {
+    if (packet[kResize] > 0) resize_requested = true;
+    if (packet[kPropose] > 0)
+      pending_config = std::make_pair(static_cast<int>(packet[kAtomic]), static_cast<int>(packet[kAccum]));
+    if (packet[kValid] != replicas || !rec.valid) return;
+    const RecordContext& c = record_ctx;
+    const double n = packet[kMicroSteps];
+    if (c.two_step) {
+      if (rec.has_prev) {
+        const double mean_sqr = 0.25 * (rec.prev_sqr + rec.sync_sqr + 2 * rec.dot_prev);
+        estimator.update_two_step(rec.prev_sqr, rec.sync_sqr, mean_sqr, c.atomic);
+      }
+    } else {
+      estimator.update(packet[kLocalSqr] / n, rec.sync_sqr, static_cast<int>(n), c.atomic);
+    }
+    if (c.profiled) {
+      const bool matured = profile.add(nodes, replicas, c.atomic, packet[kGradTime] / n, packet[kStepTime] / replicas,
+                                       opt.min_profile_steps);
+      new_data = true;
+      profile_changed |= matured;
+    }
+  }
+
+  StepAction step_end() {
+    if (!synced) throw std::logic_error("step_end() without synchronize()");
+    synced = false;
+    micro_done = 0;
+    ++step;
+    samples += total_batch();
+    progress += gain;
+    ++steps_since_config;
+    if (pending_config) {
+      apply_config(pending_config->first, pending_config->second, "goodput model");
+      pending_config.reset();
+    }
+    StepAction action = StepAction::kContinue;
+    if (resize_requested) {
+      resize_requested = false;
+      seen_signals = packet_signals;
+      agent_detail::ResizeSignal::set_handled(packet_signals);
+      action = resize();
+    }
+    update_gain();
+    if (rank == 0 && action == StepAction::kContinue) maybe_adapt();
+    return action;
+  }
+};
+
+Agent::Agent(std::unique_ptr<Communicator> comm, std::unique_ptr<StepBackend> backend, AgentOptions options,
+             JobEnvironment env)
+    : impl_(std::make_unique<Impl>(std::move(comm), std::move(backend), std::move(options), std::move(env))) {}
+
+Agent::~Agent() = default;
+
+void Agent::on_checkpoint(CheckpointFn fn) { impl_->save_fn = std::move(fn); }
+void Agent::on_restore(CheckpointFn fn) { impl_->load_fn = std::move(fn); }
+bool Agent::restore() { return impl_->restore(); }
+
+void Agent::checkpoint() {
+  if (impl_->micro_done != 0 || impl_->synced) throw std::logic_error("checkpoint() inside a step: call it after step_end()");
+  if (!impl_->take_checkpoint()) throw std::runtime_error("checkpoint at step " + std::to_string(impl_->step) + " failed");
+  impl_->last_checkpoint = HintCheckpoint{impl_->step, unix_now(), false};
+}
+
+int Agent::atomic_batch() const noexcept { return impl_->atomic; }
+int Agent::accum_steps() const noexcept { return impl_->accum; }
+long long Agent::total_batch() const noexcept { return impl_->total_batch(); }
+double Agent::lr_gain() const noexcept { return impl_->gain; }
+
+void Agent::set_batch_config(int atomic, int accum) {
+  Impl& d = *impl_;
+  if (d.micro_done != 0 || d.in_micro || d.synced)
+    throw std::logic_error("set_batch_config() inside a step: call it after step_end()");
+  const BatchLimits& l = d.opt.limits;
+  if (atomic < l.min_atomic || atomic > l.max_atomic)
+    throw std::invalid_argument("atomic batch " + std::to_string(atomic) + " outside the job's limits [" +
+                                std::to_string(l.min_atomic) + ", " + std::to_string(l.max_atomic) + "]");
+  if (accum < 0 || (accum > 0 && !l.accumulation))
+    throw std::invalid_argument("accumulation steps " + std::to_string(accum) +
+                                (l.accumulation ? " is negative" : " but the job does not allow accumulation"));
+  d.apply_config(atomic, accum, "set by the application");
+  d.update_gain();
+}
+long long Agent::step() const noexcept { return impl_->step; }
+long long Agent::samples_seen() const noexcept { return impl_->samples; }
+double Agent::progress() const noexcept { return impl_->progress; }
+int Agent::rank() const noexcept { return impl_->rank; }
+int Agent::replicas() const noexcept { return impl_->replicas; }
+int Agent::nodes() const noexcept { return impl_->nodes; }
+const JobEnvironment& Agent::job() const noexcept { return impl_->env; }
+const AgentOptions& Agent::options() const noexcept { return impl_->opt; }
+const std::string& Agent::checkpoint_dir() const noexcept { return impl_->store.root(); }
+
+std::string Agent::hint_file() const {
+  return impl_->spool_dir.empty() ? std::string() : hint_path(impl_->spool_dir, impl_->env.job_id);
+}
+
+std::optional<GradStats> Agent::grad_stats() const {
+  if (!impl_->estimator.has_estimate()) return std::nullopt;
+  return impl_->estimator.stats();
+}
+
+std::optional<PerfParams> Agent::perf_params() const {
+  if (!impl_->adapter) return std::nullopt;
+  return impl_->adapter->perf();
+}
+
+std::vector<ProfileSample> Agent::profile() const { return impl_->profile.samples(); }
+
+void Agent::micro_step_begin() {
+  if (impl_->in_micro) throw std::logic_error("micro_step_begin() twice without micro_step_end()");
+  if (impl_->synced) throw std::logic_error("micro_step_begin() after synchronize(): call step_end() first");
+  impl_->in_micro = true;
+  impl_->backend->micro_begin();
+}
+
+void Agent::micro_step_end(const GradientBuffer& grad) {
+  if (!impl_->in_micro) throw std::logic_error("micro_step_end() without micro_step_begin()");
+  impl_->in_micro = false;
+  ++impl_->micro_done;
+  impl_->backend->micro_end(grad, impl_->micro_done <= impl_->accum);
+}
+
+void Agent::synchronize(GradientBuffer& grad) { impl_->synchronize(grad); }
+StepAction Agent::step_end() { return impl_->step_end(); }
+
+std::unique_ptr<Agent> make_local_agent(AgentOptions options) {
+  return std::make_unique<Agent>(make_local_communicator(), make_cpu_backend(), std::move(options),
+                                 JobEnvironment::from_environment());
+}
+
+}  // namespace pollux

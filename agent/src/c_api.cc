@@ -1,0 +1,213 @@
+// The C interface (see pollux/agent_c.h).
+#include "config.h"
+
+#include "c_handle.h"
+#include "pollux/agent_backend.h"
+#if POLLUX_HAVE_MPI
+#include "pollux/agent_mpi.h"
+#endif
+
+#include <stdexcept>
+
+using pollux::agent_detail::c_call;
+using pollux::agent_detail::set_c_error;
+
+namespace pollux::agent_detail {
+
+namespace {
+thread_local std::string t_error;
+}
+
+void set_c_error(const std::string& message) { t_error = message; }
+
+AgentOptions from_c(const pollux_agent_options& o) {
+  AgentOptions a;
+  a.limits.init_batch = o.init_batch;
+  a.limits.max_batch = o.max_batch;
+  a.limits.min_atomic = o.min_atomic;
+  a.limits.max_atomic = o.max_atomic;
+  a.limits.accumulation = o.accumulation != 0;
+  a.adapt = o.adapt != 0;
+  a.smoothing = o.smoothing;
+  a.spool_dir = o.spool_dir != nullptr ? o.spool_dir : "";
+  a.write_hints = o.write_hints != 0;
+  a.hint_interval = o.hint_interval;
+  a.checkpoint_dir = o.checkpoint_dir != nullptr ? o.checkpoint_dir : "";
+  a.requeue_mode = o.requeue_mode == POLLUX_REQUEUE_EXIT ? RequeueMode::kExit : RequeueMode::kWait;
+  a.requeue_wait = o.requeue_wait;
+  a.requeue_exit_code = o.requeue_exit_code;
+  a.resize_signal = o.resize_signal;
+  a.verbose = o.verbose;
+  return a;
+}
+
+}  // namespace pollux::agent_detail
+
+namespace {
+
+pollux::DType to_dtype(int t) {
+  switch (t) {
+    case POLLUX_FLOAT32: return pollux::DType::kFloat32;
+    case POLLUX_FLOAT64: return pollux::DType::kFloat64;
+    case POLLUX_FLOAT16: return pollux::DType::kFloat16;
+    case POLLUX_BFLOAT16: return pollux::DType::kBFloat16;
+    default: break;
+  }
+  throw std::invalid_argument("unknown dtype " + std::to_string(t));
+}
+
+pollux::Agent& get(pollux_agent* a) {
+  if (a == nullptr || !a->agent) throw std::invalid_argument("null agent");
+  return *a->agent;
+}
+
+// The C options' numbers from C++ options (the directory strings are the
+// caller's and stay as they are).
+void to_c(const pollux::AgentOptions& a, pollux_agent_options* o) {
+  o->init_batch = a.limits.init_batch;
+  o->max_batch = a.limits.max_batch;
+  o->min_atomic = a.limits.min_atomic;
+  o->max_atomic = a.limits.max_atomic;
+  o->accumulation = a.limits.accumulation;
+  o->adapt = a.adapt;
+  o->smoothing = a.smoothing;
+  o->write_hints = a.write_hints;
+  o->hint_interval = a.hint_interval;
+  o->requeue_mode = a.requeue_mode == pollux::RequeueMode::kExit ? POLLUX_REQUEUE_EXIT : POLLUX_REQUEUE_WAIT;
+  o->requeue_wait = a.requeue_wait;
+  o->requeue_exit_code = a.requeue_exit_code;
+  o->resize_signal = a.resize_signal;
+  o->verbose = a.verbose;
+}
+
+pollux::CheckpointFn c_callback(pollux_checkpoint_fn fn, void* user, const char* what) {
+  if (fn == nullptr) return {};
+  return [fn, user, what](const pollux::CheckpointContext& c) {
+    const int rc = fn(c.dir.c_str(), c.rank, c.replicas, c.step, user);
+    if (rc != 0) throw std::runtime_error(std::string(what) + " callback returned " + std::to_string(rc));
+  };
+}
+
+}  // namespace
+
+extern "C" {
+
+void pollux_agent_options_init(pollux_agent_options* o) {
+  if (o == nullptr) return;
+  *o = pollux_agent_options{};
+  to_c(pollux::AgentOptions{}, o);
+  o->spool_dir = nullptr;
+  o->checkpoint_dir = nullptr;
+}
+
+int pollux_agent_options_from_env(pollux_agent_options* o) {
+  return c_call([&] {
+    if (o == nullptr) throw std::invalid_argument("null options");
+    pollux::AgentOptions a = pollux::agent_detail::from_c(*o);
+    a.apply_environment();
+    // The directories stay as given: the agent reads POLLUX_SPOOL_DIR and
+    // POLLUX_CHECKPOINT_DIR itself when they are NULL.
+    to_c(a, o);
+    return 0;
+  });
+}
+
+pollux_agent* pollux_agent_create(const pollux_agent_options* o, int mpi_comm_f) {
+  pollux_agent* handle = nullptr;
+  c_call([&] {
+    if (o == nullptr) throw std::invalid_argument("null options");
+    pollux::AgentOptions a = pollux::agent_detail::from_c(*o);
+    std::unique_ptr<pollux::Agent> agent;
+    if (mpi_comm_f == -1) {
+      agent = pollux::make_local_agent(std::move(a));
+    } else {
+#if POLLUX_HAVE_MPI
+      agent = pollux::make_mpi_agent(MPI_Comm_f2c(static_cast<MPI_Fint>(mpi_comm_f)), std::move(a));
+#else
+      throw std::invalid_argument("libpollux-agent was built without MPI: pass -1 for a single process");
+#endif
+    }
+    handle = new pollux_agent{std::move(agent)};
+    return 0;
+  });
+  return handle;
+}
+
+void pollux_agent_destroy(pollux_agent* a) { delete a; }
+
+void pollux_agent_on_checkpoint(pollux_agent* a, pollux_checkpoint_fn fn, void* user) {
+  if (a != nullptr && a->agent) a->agent->on_checkpoint(c_callback(fn, user, "checkpoint"));
+}
+
+void pollux_agent_on_restore(pollux_agent* a, pollux_checkpoint_fn fn, void* user) {
+  if (a != nullptr && a->agent) a->agent->on_restore(c_callback(fn, user, "restore"));
+}
+
+int pollux_agent_restore(pollux_agent* a) {
+  return c_call([&] { return get(a).restore() ? 1 : 0; });
+}
+
+int pollux_agent_checkpoint(pollux_agent* a) {
+  return c_call([&] {
+    get(a).checkpoint();
+    return 0;
+  });
+}
+
+#define POLLUX_GETTER(type, name, expr, fallback)                 \
+  type pollux_agent_##name(const pollux_agent* a) {               \
+    return a != nullptr && a->agent ? (expr) : (fallback);        \
+  }
+POLLUX_GETTER(int, atomic_batch, a->agent->atomic_batch(), -1)
+POLLUX_GETTER(int, accum_steps, a->agent->accum_steps(), -1)
+POLLUX_GETTER(long long, total_batch, a->agent->total_batch(), -1)
+POLLUX_GETTER(double, lr_gain, a->agent->lr_gain(), 1.0)
+POLLUX_GETTER(long long, step, a->agent->step(), -1)
+POLLUX_GETTER(long long, samples_seen, a->agent->samples_seen(), -1)
+POLLUX_GETTER(double, progress, a->agent->progress(), -1.0)
+POLLUX_GETTER(int, rank, a->agent->rank(), -1)
+POLLUX_GETTER(int, replicas, a->agent->replicas(), -1)
+POLLUX_GETTER(int, nodes, a->agent->nodes(), -1)
+POLLUX_GETTER(int, requeue_exit_code, a->agent->options().requeue_exit_code, 75)
+#undef POLLUX_GETTER
+
+int pollux_agent_grad_stats(const pollux_agent* a, double* sqr, double* var) {
+  if (a == nullptr || !a->agent) return 0;
+  const auto g = a->agent->grad_stats();
+  if (!g) return 0;
+  if (sqr != nullptr) *sqr = g->sqr;
+  if (var != nullptr) *var = g->var;
+  return 1;
+}
+
+int pollux_agent_micro_step_begin(pollux_agent* a) {
+  return c_call([&] {
+    get(a).micro_step_begin();
+    return 0;
+  });
+}
+
+int pollux_agent_micro_step_end(pollux_agent* a, const void* grad, size_t count, int dtype) {
+  return c_call([&] {
+    get(a).micro_step_end(pollux::GradientBuffer{const_cast<void*>(grad), count, to_dtype(dtype)});
+    return 0;
+  });
+}
+
+int pollux_agent_synchronize(pollux_agent* a, void* grad, size_t count, int dtype) {
+  return c_call([&] {
+    pollux::GradientBuffer g{grad, count, to_dtype(dtype)};
+    get(a).synchronize(g);
+    return 0;
+  });
+}
+
+int pollux_agent_step_end(pollux_agent* a) {
+  return c_call([&] {
+    return get(a).step_end() == pollux::StepAction::kRequeueExit ? POLLUX_REQUEUE_EXIT_NOW : POLLUX_CONTINUE;
+  });
+}
+
+const char* pollux_agent_last_error(void) { return pollux::agent_detail::t_error.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,155 @@
+// Atomically committed checkpoint directories (see pollux/checkpoint_store.h).
+#include "pollux/checkpoint_store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "pollux/atomic_file.h"
+
+namespace pollux {
+namespace {
+
+constexpr const char* kLatest = "latest";
+constexpr const char* kPrefix = "ckpt-";
+constexpr const char* kTmpPrefix = ".tmp-ckpt-";
+
+std::runtime_error sys_error(const std::string& what, const std::string& path) {
+  return std::runtime_error(what + " " + path + ": " + std::strerror(errno));
+}
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return names;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  ::closedir(d);
+  return names;
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// A checkpoint name as commit() writes it: ckpt-<digits>-<hex>, no slashes.
+bool valid_name(const std::string& n) {
+  if (!starts_with(n, kPrefix) || n.size() > 64) return false;
+  for (char c : n.substr(std::strlen(kPrefix)))
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
+  return true;
+}
+
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
+
+void remove_tree(const std::string& path) noexcept {
+  ::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+// fsync of every regular file and directory under `dir`, the directories
+// last (their entries must be durable after the files' contents).
+int fsync_entry(const char* path, const struct stat* st, int type, struct FTW*) {
+  if (type != FTW_F && type != FTW_DP) return 0;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return -1;
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  (void)st;
+  return rc;
+}
+
+std::string unique_suffix() {
+  std::random_device rd;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%06x", rd() & 0xffffffu);
+  return buf;
+}
+
+}  // namespace
+
+void make_directories(const std::string& path, unsigned mode) {
+  if (path.empty()) throw std::runtime_error("empty directory name");
+  std::string partial;
+  std::size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    partial = path.substr(0, pos);
+    if (partial.empty()) continue;
+    if (::mkdir(partial.c_str(), mode) != 0 && errno != EEXIST) throw sys_error("cannot create directory", partial);
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw std::runtime_error("not a directory: " + path);
+}
+
+CheckpointStore::CheckpointStore(std::string root) : root_(std::move(root)) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+}
+
+std::string CheckpointStore::begin(long long step) {
+  make_directories(root_);
+  // Stale temporaries are from checkpoints that were interrupted.
+  for (const std::string& n : list_dir(root_))
+    if (starts_with(n, kTmpPrefix)) remove_tree(root_ + "/" + n);
+  char name[64];
+  std::snprintf(name, sizeof name, "%s%012lld-%s", kTmpPrefix, step, unique_suffix().c_str());
+  const std::string tmp = root_ + "/" + name;
+  if (::mkdir(tmp.c_str(), 0755) != 0) throw sys_error("cannot create checkpoint directory", tmp);
+  return tmp;
+}
+
+std::string CheckpointStore::commit(const std::string& tmp_dir) {
+  const auto slash = tmp_dir.find_last_of('/');
+  const std::string tmp_name = tmp_dir.substr(slash + 1);
+  if (parent_dir(tmp_dir) != root_ || !starts_with(tmp_name, kTmpPrefix))
+    throw std::runtime_error("not a checkpoint being written in " + root_ + ": " + tmp_dir);
+  const std::string name = kPrefix + tmp_name.substr(std::strlen(kTmpPrefix));
+  const std::string final_dir = root_ + "/" + name;
+
+  // 1. Every byte written into the checkpoint is on disk.
+  if (::nftw(tmp_dir.c_str(), fsync_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+    throw sys_error("cannot fsync checkpoint", tmp_dir);
+  // 2. It gets its final name (atomic), durably.
+  if (::rename(tmp_dir.c_str(), final_dir.c_str()) != 0) throw sys_error("cannot rename checkpoint to", final_dir);
+  if (std::string err = fsync_path(root_); !err.empty()) throw std::runtime_error(err);
+  // 3. The pointer switches (atomic, durable). Until here `latest` names
+  //    the previous checkpoint, which is untouched.
+  if (std::string err = write_file_atomic(root_ + "/" + kLatest, name + "\n"); !err.empty())
+    throw std::runtime_error(err);
+  // 4. Only now is the previous checkpoint removed.
+  for (const std::string& n : list_dir(root_))
+    if ((starts_with(n, kPrefix) && n != name) || starts_with(n, kTmpPrefix)) remove_tree(root_ + "/" + n);
+  return final_dir;
+}
+
+void CheckpointStore::abort(const std::string& tmp_dir) noexcept {
+  const auto slash = tmp_dir.find_last_of('/');
+  if (slash != std::string::npos && starts_with(tmp_dir.substr(slash + 1), kTmpPrefix)) remove_tree(tmp_dir);
+}
+
+std::optional<std::string> CheckpointStore::latest() const {
+  const std::string pointer = root_ + "/" + kLatest;
+  if (::access(pointer.c_str(), F_OK) != 0) return std::nullopt;
+  const FileRead f = read_file_checked(pointer, 256);
+  if (!f) throw std::runtime_error("checkpoint pointer: " + f.error);
+  std::string name = f.data;
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
+  if (!valid_name(name)) throw std::runtime_error(pointer + ": not a checkpoint name: '" + name + "'");
+  const std::string dir = root_ + "/" + name;
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw std::runtime_error(pointer + " names " + dir + ", which is missing");
+  return dir;
+}
+
+}  // namespace pollux

@@ -1,0 +1,344 @@
+// The agent in one process (no MPI): the step protocol, the gradient-noise
+// estimate on one replica (two-step fallback and accumulation), the
+// resize protocol, checkpoint/restore, and kill -9 during a checkpoint.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "spool_test_util.h"
+#include "pollux/agent.h"
+#include "pollux/hint.h"
+
+namespace pollux {
+namespace {
+
+using test::slurp;
+using test::TempDir;
+using test::write_text;
+
+AgentOptions options(const TempDir& dir) {
+  AgentOptions o;
+  o.limits = BatchLimits{64, 4096, 1, 1 << 16, true};
+  o.checkpoint_dir = dir / "ckpt";
+  o.spool_dir = dir.path();
+  o.verbose = 0;
+  o.adapt = false;
+  return o;
+}
+
+// One optimizer step with synthetic micro-gradients g + sqrt(sigma2/m) z.
+void noisy_step(Agent& a, std::vector<double>& grad, std::mt19937_64& rng, double g, double sigma2) {
+  std::normal_distribution<double> normal;
+  const double scale = std::sqrt(sigma2 / a.atomic_batch());
+  for (int k = 0; k <= a.accum_steps(); ++k) {
+    a.micro_step_begin();
+    for (double& x : grad) x = g + scale * normal(rng);
+    a.micro_step_end({grad.data(), grad.size(), DType::kFloat64});
+  }
+  GradientBuffer buf{grad.data(), grad.size(), DType::kFloat64};
+  a.synchronize(buf);
+  a.step_end();
+}
+
+TEST(LocalAgent, RejectsMisuseOfTheStepProtocol) {
+  TempDir dir;
+  auto a = make_local_agent(options(dir));
+  std::vector<float> g(10, 1.0f);
+  GradientBuffer buf{g.data(), g.size(), DType::kFloat32};
+  EXPECT_THROW(a->micro_step_end(buf), std::logic_error);
+  EXPECT_THROW(a->synchronize(buf), std::logic_error);  // no micro-step yet
+  EXPECT_THROW(a->step_end(), std::logic_error);
+  a->micro_step_begin();
+  EXPECT_THROW(a->micro_step_begin(), std::logic_error);
+  a->micro_step_end(buf);
+  GradientBuffer half{g.data(), g.size(), DType::kFloat16};
+  a->synchronize(buf);
+  EXPECT_THROW(a->micro_step_begin(), std::logic_error);  // step_end() first
+  EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  EXPECT_EQ(a->step(), 1);
+  EXPECT_THROW(a->set_batch_config(0, 0), std::invalid_argument);  // below m_min
+  a->micro_step_begin();
+  EXPECT_THROW(a->set_batch_config(16, 0), std::logic_error);  // inside a step
+  EXPECT_THROW(a->micro_step_end(half), std::invalid_argument);  // CPU: float/double only
+}
+
+struct NoiseCase {
+  int atomic;
+  int accum;
+};
+
+class LocalNoise : public ::testing::TestWithParam<NoiseCase> {};
+
+// |g|^2 = d g^2 and tr(Sigma) at M0 = d sigma2 / M0 are known exactly.
+TEST_P(LocalNoise, EstimateIsWithinTenPercent) {
+  TempDir dir;
+  auto a = make_local_agent(options(dir));
+  a->set_batch_config(GetParam().atomic, GetParam().accum);
+  const int d = 3000;
+  const double g = 0.05, sigma2 = 0.5;
+  std::vector<double> grad(d);
+  std::mt19937_64 rng(5);
+  for (int t = 0; t < 400; ++t) noisy_step(*a, grad, rng, g, sigma2);
+  const auto est = a->grad_stats();
+  ASSERT_TRUE(est);
+  const double true_sqr = d * g * g, true_var = d * sigma2 / 64;
+  EXPECT_NEAR(est->sqr / true_sqr, 1.0, 0.10) << "sqr " << est->sqr << " vs " << true_sqr;
+  EXPECT_NEAR(est->var / true_var, 1.0, 0.10) << "var " << est->var << " vs " << true_var;
+  // The AdaScale gain follows from them.
+  const double want = adascale_gain(GradStats{true_sqr, true_var}, double(a->total_batch()), 64);
+  EXPECT_NEAR(a->lr_gain() / want, 1.0, 0.10);
+}
+
+INSTANTIATE_TEST_SUITE_P(OneReplica, LocalNoise,
+                         ::testing::Values(NoiseCase{64, 0},     // two-step fallback
+                                           NoiseCase{32, 3}),    // accumulation: 4 micro-gradients
+                         [](const auto& info) {
+                           return "atomic" + std::to_string(info.param.atomic) + "_accum" + std::to_string(info.param.accum);
+                         });
+
+// The application's "model": a counter saved by the checkpoint callback.
+struct App {
+  long long model_step = 0;
+  void attach(Agent& a) {
+    a.on_checkpoint([this](const CheckpointContext& c) { write_text(c.dir + "/model", std::to_string(model_step)); });
+    a.on_restore([this](const CheckpointContext& c) { model_step = std::stoll(slurp(c.dir + "/model")); });
+  }
+};
+
+// A new agent (a restarted job) with `app` attached, restored from the
+// latest checkpoint; null when there was none.
+std::unique_ptr<Agent> restored(const AgentOptions& o, App& app) {
+  auto a = make_local_agent(o);
+  app.attach(*a);
+  return a->restore() ? std::move(a) : nullptr;
+}
+
+void plain_step(Agent& a, App& app, std::vector<float>& grad) {
+  for (int k = 0; k <= a.accum_steps(); ++k) {
+    a.micro_step_begin();
+    a.micro_step_end({grad.data(), grad.size(), DType::kFloat32});
+  }
+  GradientBuffer buf{grad.data(), grad.size(), DType::kFloat32};
+  a.synchronize(buf);
+  ++app.model_step;
+}
+
+TEST(LocalAgent, RestoreResumesTheExactStep) {
+  TempDir dir;
+  std::vector<float> grad(100, 0.5f);
+  long long step = 0, samples = 0;
+  double progress = 0;
+  {
+    auto a = make_local_agent(options(dir));
+    App app;
+    app.attach(*a);
+    EXPECT_FALSE(a->restore());
+    a->set_batch_config(16, 1);
+    for (int t = 0; t < 30; ++t) {
+      plain_step(*a, app, grad);
+      a->step_end();
+    }
+    a->checkpoint();
+    step = a->step();
+    samples = a->samples_seen();
+    progress = a->progress();
+    for (int t = 0; t < 7; ++t) {  // not checkpointed: lost with the process
+      plain_step(*a, app, grad);
+      a->step_end();
+    }
+  }
+  App app;
+  auto b = restored(options(dir), app);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->step(), step);
+  EXPECT_EQ(app.model_step, step);
+  EXPECT_EQ(b->samples_seen(), samples);
+  EXPECT_EQ(b->progress(), progress);
+  // Re-picked for this allocation (no model: M0 on one replica).
+  EXPECT_EQ(b->atomic_batch(), 64);
+  EXPECT_EQ(b->accum_steps(), 0);
+}
+
+TEST(LocalAgent, AFailingCheckpointCallbackCommitsNothing) {
+  TempDir dir;
+  auto a = make_local_agent(options(dir));
+  App app;
+  app.attach(*a);
+  std::vector<float> grad(10, 0.5f);
+  plain_step(*a, app, grad);
+  a->step_end();
+  a->checkpoint();
+  a->on_checkpoint([](const CheckpointContext&) { throw std::runtime_error("disk full"); });
+  plain_step(*a, app, grad);
+  a->step_end();
+  EXPECT_THROW(a->checkpoint(), std::runtime_error);
+  App app2;
+  auto b = restored(options(dir), app2);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->step(), 1);
+}
+
+class SlurmJob {
+ public:
+  explicit SlurmJob(const char* id) { ::setenv("SLURM_JOB_ID", id, 1); }
+  ~SlurmJob() { ::unsetenv("SLURM_JOB_ID"); }
+};
+
+TEST(LocalAgent, ResizeSignalCheckpointsAcknowledgesWaitsAndResumes) {
+  TempDir dir;
+  SlurmJob job("9001");
+  AgentOptions o = options(dir);
+  o.requeue_wait = 0.3;
+  auto a = make_local_agent(o);
+  App app;
+  app.attach(*a);
+  std::vector<float> grad(10, 0.5f);
+  for (int t = 0; t < 5; ++t) {
+    plain_step(*a, app, grad);
+    a->step_end();
+  }
+  ASSERT_EQ(a->hint_file(), dir / "9001.hint.yaml");
+  plain_step(*a, app, grad);
+  ::raise(SIGUSR1);  // as sched/pollux would
+  // The signal is seen at the next synchronize(), acted on at its step_end().
+  EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  plain_step(*a, app, grad);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.3);
+  // After the wait the acknowledgement is withdrawn, the checkpoint stays.
+  const HintResult h = read_hint_file(a->hint_file(), ::getuid(), 9001);
+  ASSERT_TRUE(h) << h.error;
+  ASSERT_TRUE(h.hint->checkpoint);
+  EXPECT_EQ(h.hint->checkpoint->step, 7);
+  EXPECT_FALSE(h.hint->checkpoint->ready_for_requeue);
+  EXPECT_EQ(app.model_step, 7);
+  App app2;
+  auto b = restored(o, app2);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->step(), 7);
+  EXPECT_EQ(app2.model_step, 7);
+}
+
+TEST(LocalAgent, ResizeInExitModeAcknowledgesAndTellsTheLoopToExit) {
+  TempDir dir;
+  SlurmJob job("9002");
+  AgentOptions o = options(dir);
+  o.requeue_mode = RequeueMode::kExit;
+  auto a = make_local_agent(o);
+  App app;
+  app.attach(*a);
+  std::vector<float> grad(10, 0.5f);
+  plain_step(*a, app, grad);
+  ::raise(SIGUSR1);
+  EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  plain_step(*a, app, grad);
+  EXPECT_EQ(a->step_end(), StepAction::kRequeueExit);
+  EXPECT_EQ(a->options().requeue_exit_code, 75);
+  App app2;
+  auto b = restored(o, app2);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->step(), 2);
+}
+
+// A requeued job may be signalled while it is still starting: the handler
+// the library installs at load time keeps the signal from killing it, and
+// the agent acts on it at its first step boundary.
+TEST(LocalAgent, ASignalBeforeTheAgentExistsIsNotFatalNorLost) {
+  TempDir dir;
+  SlurmJob job("9004");
+  ::raise(SIGUSR1);  // the default action would end this process
+  AgentOptions o = options(dir);
+  o.requeue_mode = RequeueMode::kExit;
+  auto a = make_local_agent(o);
+  App app;
+  app.attach(*a);
+  std::vector<float> grad(10, 0.5f);
+  plain_step(*a, app, grad);
+  EXPECT_EQ(a->step_end(), StepAction::kRequeueExit);
+  App app2;
+  auto b = restored(o, app2);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->step(), 1);
+  plain_step(*b, app2, grad);
+  EXPECT_EQ(b->step_end(), StepAction::kContinue) << "the signal was acted on once";
+}
+
+TEST(LocalAgent, WritesAHintThatTheSchedulerAccepts) {
+  TempDir dir;
+  SlurmJob job("9003");
+  AgentOptions o = options(dir);
+  o.adapt = true;
+  o.min_profile_steps = 3;
+  o.warmup_steps = 0;
+  std::vector<double> grad(500);
+  std::mt19937_64 rng(1);
+  {
+    auto a = make_local_agent(o);
+    for (int t = 0; t < 40; ++t) noisy_step(*a, grad, rng, 0.05, 0.5);
+  }  // the agent's last hint is written when it ends
+  const HintResult h = read_hint_file(dir / "9003.hint.yaml", ::getuid(), 9003);
+  ASSERT_TRUE(h) << h.error;
+  EXPECT_EQ(h.hint->step, 40);
+  EXPECT_TRUE(h.hint->perf) << "no fitted model";
+  EXPECT_TRUE(h.hint->grad) << "no gradient statistics";
+  EXPECT_FALSE(h.hint->profile.empty());
+  EXPECT_EQ(h.hint->config.replicas, 1);
+  EXPECT_EQ(h.hint->max_profiled_replicas, 1);
+}
+
+// kill -9 of a process while it checkpoints, at random moments: a restore
+// always finds a complete checkpoint whose model matches its agent state.
+TEST(LocalAgent, KillNineDuringACheckpointKeepsTheLastCompleteOne) {
+  TempDir dir;
+  const std::string big(512 * 1024, 'w');
+  std::mt19937 rng(3);
+  for (int round = 0; round < 8; ++round) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      auto a = make_local_agent(options(dir));
+      App app;
+      a->on_checkpoint([&](const CheckpointContext& c) {
+        // A slow, multi-part model file: plenty of time to be killed in it.
+        for (int part = 0; part < 4; ++part) write_text(c.dir + "/part" + std::to_string(part), std::to_string(c.step) + big);
+        write_text(c.dir + "/model", std::to_string(app.model_step));
+      });
+      a->on_restore([&](const CheckpointContext& c) { app.model_step = std::stoll(slurp(c.dir + "/model")); });
+      a->restore();
+      std::vector<float> grad(10, 0.5f);
+      for (;;) {
+        plain_step(*a, app, grad);
+        a->step_end();
+        a->checkpoint();
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30 + rng() % 200));
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status));
+
+    auto a = make_local_agent(options(dir));
+    App app;
+    std::string parts_ok;
+    a->on_restore([&](const CheckpointContext& c) {
+      app.model_step = std::stoll(slurp(c.dir + "/model"));
+      for (int part = 0; part < 4; ++part)
+        if (slurp(c.dir + "/part" + std::to_string(part)) != std::to_string(c.step) + big) parts_ok += "part" + std::to_string(part) + " ";
+    });
+    if (!a->restore()) continue;  // killed before the first checkpoint
+    EXPECT_EQ(app.model_step, a->step()) << "round " << round;
+    EXPECT_EQ(parts_ok, "") << "round " << round << ": torn files";
+  }
+}
+
+}  // namespace
+}  // namespace pollux

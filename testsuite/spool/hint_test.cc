@@ -1,0 +1,281 @@
+// parse_hint / emit_hint: round trips and every rejection path of the
+// validation (doc/hint-format.md, "Validation").
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pollux/hint.h"
+#include "spool_test_util.h"
+
+namespace pollux {
+namespace {
+
+using test::full_hint;
+using test::minimal_hint;
+
+void expect_same(const Hint& a, const Hint& b) {
+  EXPECT_EQ(a.version, b.version);
+  EXPECT_EQ(a.job_id, b.job_id);
+  EXPECT_EQ(a.uid, b.uid);
+  EXPECT_EQ(a.timestamp, b.timestamp);
+  EXPECT_EQ(a.restart_count, b.restart_count);
+  EXPECT_EQ(a.limits.init_batch, b.limits.init_batch);
+  EXPECT_EQ(a.limits.max_batch, b.limits.max_batch);
+  EXPECT_EQ(a.limits.min_atomic, b.limits.min_atomic);
+  EXPECT_EQ(a.limits.max_atomic, b.limits.max_atomic);
+  EXPECT_EQ(a.limits.accumulation, b.limits.accumulation);
+  ASSERT_EQ(a.perf.has_value(), b.perf.has_value());
+  if (a.perf) {
+    EXPECT_EQ(a.perf->to_array(), b.perf->to_array());
+  }
+  ASSERT_EQ(a.grad.has_value(), b.grad.has_value());
+  if (a.grad) {
+    EXPECT_EQ(a.grad->sqr, b.grad->sqr);
+    EXPECT_EQ(a.grad->var, b.grad->var);
+  }
+  EXPECT_EQ(a.config.nodes, b.config.nodes);
+  EXPECT_EQ(a.config.replicas, b.config.replicas);
+  EXPECT_EQ(a.config.atomic_batch, b.config.atomic_batch);
+  EXPECT_EQ(a.config.accum_steps, b.config.accum_steps);
+  EXPECT_EQ(a.progress, b.progress);
+  EXPECT_EQ(a.step, b.step);
+  EXPECT_EQ(a.max_profiled_replicas, b.max_profiled_replicas);
+  ASSERT_EQ(a.profile.size(), b.profile.size());
+  for (std::size_t i = 0; i < a.profile.size(); ++i) {
+    EXPECT_EQ(a.profile[i].nodes, b.profile[i].nodes);
+    EXPECT_EQ(a.profile[i].replicas, b.profile[i].replicas);
+    EXPECT_EQ(a.profile[i].atomic_batch, b.profile[i].atomic_batch);
+    EXPECT_EQ(a.profile[i].grad_time, b.profile[i].grad_time);
+    EXPECT_EQ(a.profile[i].step_time, b.profile[i].step_time);
+  }
+  ASSERT_EQ(a.checkpoint.has_value(), b.checkpoint.has_value());
+  if (a.checkpoint) {
+    EXPECT_EQ(a.checkpoint->step, b.checkpoint->step);
+    EXPECT_EQ(a.checkpoint->time, b.checkpoint->time);
+    EXPECT_EQ(a.checkpoint->ready_for_requeue, b.checkpoint->ready_for_requeue);
+  }
+}
+
+TEST(HintRoundTrip, FullHintParsesBackIdentically) {
+  const Hint h = full_hint();
+  const std::string text = emit_hint(h);
+  const HintResult r = parse_hint(text);
+  ASSERT_TRUE(r) << r.error << "\n" << text;
+  expect_same(h, *r.hint);
+  EXPECT_EQ(emit_hint(*r.hint), text);
+}
+
+TEST(HintRoundTrip, MinimalHintWithoutOptionalSections) {
+  const Hint h = minimal_hint();
+  const std::string text = emit_hint(h);
+  EXPECT_EQ(text.find("perf:"), std::string::npos);
+  EXPECT_EQ(text.find("grad:"), std::string::npos);
+  EXPECT_EQ(text.find("checkpoint:"), std::string::npos);
+  const HintResult r = parse_hint(text);
+  ASSERT_TRUE(r) << r.error;
+  expect_same(h, *r.hint);
+}
+
+TEST(HintRoundTrip, ExtremeButValidNumbersSurvive) {
+  Hint h = full_hint();
+  h.job_id = 4294967293u;
+  h.uid = 4294967294u;
+  h.grad->sqr = 0;
+  h.grad->var = 4.9406564584124654e-300;
+  h.perf->alpha_n = 1e-8;
+  h.perf->gamma = 10;
+  h.progress = 0.1 + 0.2;  // not exactly representable in short decimal
+  h.profile.assign(kHintMaxSamples, h.profile.front());
+  const HintResult r = parse_hint(emit_hint(h));
+  ASSERT_TRUE(r) << r.error;
+  expect_same(h, *r.hint);
+}
+
+TEST(HintRoundTrip, EmittedFileFitsTheSizeCapWithMaximalProfile) {
+  Hint h = full_hint();
+  h.profile.assign(kHintMaxSamples, ProfileSample{65536, 1048576, 1.0 / 3.0, 1.0 / 7.0, 1.0 / 9.0});
+  h.max_profiled_replicas = 1048576;
+  h.config = HintConfig{65536, 1048576, 100000000, 1000000};
+  EXPECT_LT(emit_hint(h).size(), kHintMaxBytes);
+}
+
+// A rejection case: replace `from` by `to` in the emitted full hint and
+// expect an error containing `reason`.
+struct Rejection {
+  const char* name;
+  const char* from;
+  const char* to;
+  const char* reason;
+};
+
+std::ostream& operator<<(std::ostream& os, const Rejection& r) { return os << r.name; }
+
+class HintRejects : public ::testing::TestWithParam<Rejection> {};
+
+TEST_P(HintRejects, WithAOneLineReason) {
+  const Rejection& c = GetParam();
+  std::string text = emit_hint(full_hint());
+  const auto pos = text.find(c.from);
+  ASSERT_NE(pos, std::string::npos) << "test setup: '" << c.from << "' not in\n" << text;
+  text.replace(pos, std::string(c.from).size(), c.to);
+  const HintResult r = parse_hint(text);
+  ASSERT_FALSE(r) << "accepted:\n" << text;
+  EXPECT_NE(r.error.find(c.reason), std::string::npos) << "error was: " << r.error;
+  EXPECT_EQ(r.error.find('\n'), std::string::npos) << "not one line: " << r.error;
+}
+
+const Rejection kRejections[] = {
+    // Version
+    {"UnknownVersion", "version: 1", "version: 2", "unsupported format version 2"},
+    {"VersionZero", "version: 1", "version: 0", "unsupported format version 0"},
+    {"VersionMissing", "version: 1\n", "", "version: missing"},
+    {"VersionNotInteger", "version: 1", "version: one", "version: 'one' is not an integer"},
+    // Identity
+    {"JobIdZero", "job_id: 4242", "job_id: 0", "job_id: 0 is out of range"},
+    {"JobIdNoVal", "job_id: 4242", "job_id: 4294967294", "job_id: 4294967294 is out of range"},
+    {"JobIdNegative", "job_id: 4242", "job_id: -5", "job_id: -5 is out of range"},
+    {"JobIdHuge", "job_id: 4242", "job_id: 99999999999999999999", "job_id: 99999999999999999999 is out of range"},
+    {"JobIdFraction", "job_id: 4242", "job_id: 4242.5", "job_id: '4242.5' is not an integer"},
+    {"JobIdQuoted", "job_id: 4242", "job_id: '4242'", "job_id: must not be quoted"},
+    {"JobIdMissing", "job_id: 4242\n", "", "job_id: missing"},
+    {"UidOutOfRange", "uid: 1000", "uid: 4294967295", "uid: 4294967295 is out of range"},
+    {"UidMissing", "uid: 1000\n", "", "uid: missing"},
+    {"TimestampNaN", "timestamp: 1700000000.5", "timestamp: nan", "timestamp: 'nan' is not finite"},
+    {"TimestampYamlNaN", "timestamp: 1700000000.5", "timestamp: .nan", "timestamp: '.nan' is not a number"},
+    {"TimestampInf", "timestamp: 1700000000.5", "timestamp: inf", "timestamp: 'inf' is not finite"},
+    {"TimestampNegative", "timestamp: 1700000000.5", "timestamp: -1", "timestamp: -1 is out of range"},
+    {"TimestampFuture", "timestamp: 1700000000.5", "timestamp: 1e12", "timestamp: 1e12 is out of range"},
+    {"TimestampText", "timestamp: 1700000000.5", "timestamp: yesterday", "timestamp: 'yesterday' is not a number"},
+    {"TimestampHexFloat", "timestamp: 1700000000.5", "timestamp: 0x10", "timestamp: '0x10' is not a number"},
+    {"RestartCountTooLarge", "restart_count: 3", "restart_count: 65536", "restart_count: 65536 is out of range"},
+    {"RestartCountNegative", "restart_count: 3", "restart_count: -1", "restart_count: -1 is out of range"},
+    // Progress
+    {"StepNegative", "step: 1200\n", "step: -1\n", "step: -1 is out of range"},
+    {"StepAbove2To53", "step: 1200\n", "step: 9007199254740993\n", "step: 9007199254740993 is out of range"},
+    {"ProgressNegative", "progress: 812.25", "progress: -0.5", "progress: -0.5 is out of range"},
+    {"ProgressInfinite", "progress: 812.25", "progress: -inf", "progress: '-inf' is not finite"},
+    {"ProgressMissing", "progress: 812.25\n", "", "progress: missing"},
+    // Limits
+    {"LimitsNotAMap", "limits:\n  init_batch: 64\n  max_batch: 1024\n  min_atomic: 8\n  max_atomic: 256\n  accumulation: true\n",
+     "limits: 5\n", "limits: expected a map, found a scalar"},
+    {"LimitsMissing", "limits:\n  init_batch: 64\n  max_batch: 1024\n  min_atomic: 8\n  max_atomic: 256\n  accumulation: true\n",
+     "", "limits: missing"},
+    {"InitBatchZero", "init_batch: 64", "init_batch: 0", "limits.init_batch: 0 is out of range"},
+    {"InitBatchMissing", "  init_batch: 64\n", "", "limits.init_batch: missing"},
+    {"MaxBatchBelowInit", "max_batch: 1024", "max_batch: 32", "limits.max_batch: below init_batch 64"},
+    {"MaxBatchHuge", "max_batch: 1024", "max_batch: 2e9", "limits.max_batch: 2e9 is out of range"},
+    {"MinAtomicZero", "min_atomic: 8", "min_atomic: 0", "limits.min_atomic: 0 is out of range"},
+    {"MaxAtomicBelowMin", "max_atomic: 256", "max_atomic: 4", "limits.max_atomic: below min_atomic 8"},
+    {"MaxAtomicHuge", "max_atomic: 256", "max_atomic: 100000001", "limits.max_atomic: 100000001 is out of range"},
+    {"AccumulationNotBool", "accumulation: true", "accumulation: yes", "limits.accumulation: 'yes' is not true or false"},
+    {"LimitsUnknownKey", "accumulation: true", "accumulation: true\n  min_batch: 3", "limits.min_batch: unknown key"},
+    // Config
+    {"ConfigNodesZero", "  nodes: 1\n  replicas: 4", "  nodes: 0\n  replicas: 4", "config.nodes: 0 is out of range"},
+    {"ConfigReplicasBelowNodes", "  nodes: 1\n  replicas: 4", "  nodes: 5\n  replicas: 4", "config.replicas: fewer than nodes 5"},
+    {"ConfigAtomicZero", "  atomic_batch: 32\n  accum_steps: 1", "  atomic_batch: 0\n  accum_steps: 1", "config.atomic_batch: 0 is out of range"},
+    {"ConfigAccumNegative", "accum_steps: 1", "accum_steps: -1", "config.accum_steps: -1 is out of range"},
+    {"ConfigMissingField", "  accum_steps: 1\n", "", "config.accum_steps: missing"},
+    // Perf
+    {"PerfNegativeAlpha", "alpha_c: 0.0125", "alpha_c: -0.0125", "perf.alpha_c: -0.0125 is out of range"},
+    {"PerfNaN", "beta_c: 0.00025", "beta_c: NaN", "perf.beta_c: 'NaN' is not finite"},
+    {"PerfHugeTime", "alpha_n: 0.004", "alpha_n: 1e7", "perf.alpha_n: 1e7 is out of range"},
+    {"PerfGammaBelowOne", "gamma: 1.5", "gamma: 0.9", "perf.gamma: 0.9 is out of range"},
+    {"PerfGammaAboveTen", "gamma: 1.5", "gamma: 10.5", "perf.gamma: 10.5 is out of range"},
+    {"PerfMissingField", "  beta_r: 1e-04\n", "", "perf.beta_r: missing"},
+    {"PerfNotAMap", "perf:\n", "perf: [1, 2]\nxperf:\n", "perf: expected a map, found a sequence"},
+    // Grad
+    {"GradNegativeSqr", "sqr: 0.0625", "sqr: -0.0625", "grad.sqr: -0.0625 is out of range"},
+    {"GradZeroVar", "var: 3.5", "var: 0", "grad.var: 0 is out of range"},
+    {"GradInfVar", "var: 3.5", "var: 1e999", "grad.var: '1e999' is not a number"},
+    {"GradUnknownKey", "var: 3.5", "var: 3.5\n  noise: 1", "grad.noise: unknown key"},
+    // Profile
+    {"ProfileMissing", "max_profiled_replicas: 4\nprofile:", "max_profiled_replicas: 4\nprofiles:", "profile: missing"},
+    {"ProfileNotASequence", "profile:\n", "profile: 3\nxprofile:\n", "profile: expected a sequence, found a scalar"},
+    {"ProfileItemNotAMap", "- {nodes: 1, replicas: 1,", "- 7\n- {nodes: 1, replicas: 1,", "profile[0]: expected a map, found a scalar"},
+    {"ProfileReplicasBelowNodes", "{nodes: 1, replicas: 1,", "{nodes: 2, replicas: 1,", "profile[0].replicas: fewer than nodes 2"},
+    {"ProfileZeroGradTime", "grad_time: 0.0375", "grad_time: 0", "profile[0].grad_time: 0 is out of range"},
+    {"ProfileNegativeStepTime", "step_time: 0.04", "step_time: -0.04", "profile[0].step_time: -0.04 is out of range"},
+    {"ProfileAtomicZero", "atomic_batch: 32, grad_time: 0.0375", "atomic_batch: 0, grad_time: 0.0375", "profile[0].atomic_batch: 0 is out of range"},
+    {"ProfileMissingField", ", step_time: 0.04}", "}", "profile[0].step_time: missing"},
+    {"ProfileUnknownKey", ", step_time: 0.04}", ", step_time: 0.04, gpu: 1}", "profile[0].gpu: unknown key"},
+    {"MaxProfiledBelowSample", "max_profiled_replicas: 4", "max_profiled_replicas: 2", "max_profiled_replicas 2 is below a profiled sample's replicas 4"},
+    {"MaxProfiledNegative", "max_profiled_replicas: 4", "max_profiled_replicas: -4", "max_profiled_replicas: -4 is out of range"},
+    // Checkpoint
+    {"CheckpointAfterStep", "  step: 1200\n  time", "  step: 1201\n  time", "checkpoint.step 1201 is after step 1200"},
+    {"CheckpointTimeNaN", "  time: 1.7e+09", "  time: nan", "checkpoint.time: 'nan' is not finite"},
+    {"CheckpointReadyNotBool", "ready_for_requeue: true", "ready_for_requeue: 1", "checkpoint.ready_for_requeue: '1' is not true or false"},
+    {"CheckpointMissingReady", "\n  ready_for_requeue: true", "", "checkpoint.ready_for_requeue: missing"},
+    // Structure
+    {"UnknownTopLevelKey", "version: 1\n", "version: 1\ncolour: blue\n", "colour: unknown key"},
+    {"DuplicateKey", "version: 1\n", "version: 1\nversion: 1\n", "duplicate key 'version'"},
+    {"Alias", "uid: 1000", "uid: &u 1000\nother: *u", "anchors are not allowed"},
+    {"Tag", "uid: 1000", "uid: !!int 1000", "tags are not allowed"},
+};
+
+INSTANTIATE_TEST_SUITE_P(EveryField, HintRejects,
+                         ::testing::ValuesIn(kRejections),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(HintRejectsDocument, SecondDocument) {
+  const HintResult r = parse_hint(emit_hint(full_hint()) + "---\nversion: 1\n");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error.find("more than one document"), std::string::npos) << r.error;
+}
+
+TEST(HintRejectsDocument, NotAMap) {
+  for (const char* text : {"- 1\n- 2\n", "42\n", "'hint'\n"}) {
+    const HintResult r = parse_hint(text);
+    ASSERT_FALSE(r) << text;
+    EXPECT_NE(r.error.find("document: expected a map"), std::string::npos) << r.error;
+  }
+}
+
+TEST(HintRejectsDocument, EmptyText) {
+  const HintResult r = parse_hint("");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error.find("empty document"), std::string::npos) << r.error;
+}
+
+TEST(HintRejectsDocument, SyntaxError) {
+  const HintResult r = parse_hint("version: 1\n  job_id: [\n");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error.rfind("line ", 0), 0u) << r.error;
+}
+
+TEST(HintRejectsDocument, BinaryGarbage) {
+  std::string junk(512, '\0');
+  for (std::size_t i = 0; i < junk.size(); ++i) junk[i] = static_cast<char>((i * 131) % 256);
+  EXPECT_FALSE(parse_hint(junk));
+}
+
+TEST(HintRejectsDocument, OverTheSizeCap) {
+  std::string text = emit_hint(full_hint());
+  text += "# " + std::string(kHintMaxBytes, 'x') + "\n";
+  const HintResult r = parse_hint(text);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error.find("more than the limit"), std::string::npos) << r.error;
+}
+
+TEST(HintRejectsDocument, TooManyProfileSamples) {
+  Hint h = full_hint();
+  h.profile.assign(kHintMaxSamples + 1, h.profile.front());
+  const HintResult r = parse_hint(emit_hint(h));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error.find("profile: 257 items, more than 256"), std::string::npos) << r.error;
+}
+
+TEST(HintRejectsDocument, DeepNesting) {
+  std::string text = emit_hint(minimal_hint());
+  text.replace(text.find("uid: 1000"), 9, "uid: [[[[[[[[[[1]]]]]]]]]]");
+  const HintResult r = parse_hint(text);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error.find("nested too deeply"), std::string::npos) << r.error;
+}
+
+TEST(HintPath, NamesTheFileAfterTheJob) {
+  EXPECT_EQ(hint_path("/var/spool/slurm/pollux", 17), "/var/spool/slurm/pollux/17.hint.yaml");
+  EXPECT_EQ(hint_path("/spool/", 17), "/spool/17.hint.yaml");
+}
+
+}  // namespace
+}  // namespace pollux
