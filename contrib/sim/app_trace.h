@@ -1,0 +1,55 @@
+// The measured traces of one application (traces/<app>/ of the Pollux
+// OSDI'21 artifact; format in the traces' README.md), read and checked.
+// Any bad file, row or value is an InputError naming the file and line.
+#ifndef POLLUX_SIM_APP_TRACE_H
+#define POLLUX_SIM_APP_TRACE_H
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pollux::sim {
+
+/// Seconds per optimizer step without accumulation, and the part of it
+/// spent synchronising gradients, at one per-GPU batch size.
+struct StepSample {
+  int nodes = 1;
+  int replicas = 1;
+  double local_bsz = 1;
+  double step_time = 0;
+  double sync_time = 0;
+};
+
+/// A row of placements.csv: a StepSample for one exact placement.
+struct PlacementSample {
+  std::string placement;  ///< per-node GPU counts as digits, e.g. "22"
+  StepSample sample;
+};
+
+/// A row of validation-<B>.csv: one epoch of a training run at batch B.
+struct EpochRecord {
+  double progress = 0;   ///< cumulative scale-invariant progress at the end of the epoch
+  double iteration = 0;  ///< cumulative optimizer steps
+  double metric = 0;
+  double grad_sqr = 0;   ///< |g|^2 measured during the epoch
+  double grad_var = 0;   ///< tr(Sigma) at the initial batch size
+};
+
+struct AppTrace {
+  std::string name;
+  std::string dir;
+  std::vector<PlacementSample> placements;  ///< placements.csv, file order
+  std::vector<StepSample> scalability;      ///< scalability.csv, file order
+  std::map<long long, std::vector<EpochRecord>> validation;  ///< by total batch size B
+};
+
+/// Reads `<traces_dir>/<name>/`: placements.csv, scalability.csv (may be
+/// absent or empty) and every validation-<B>.csv (at least one).
+AppTrace read_app_trace(const std::string& traces_dir, const std::string& name);
+
+/// Where a trace file lives, for messages.
+std::string trace_path(const std::string& traces_dir, const std::string& name, const std::string& file);
+
+}  // namespace pollux::sim
+
+#endif  // POLLUX_SIM_APP_TRACE_H

@@ -1,0 +1,86 @@
+// The simulated cluster: runs one workload under one policy, the way the
+// Pollux OSDI'21 artifact's simulator does.
+//
+// Every `interval` seconds: each job runs for the interval on the
+// placement it holds (a distributed job - more than one node - that shares
+// a node with another distributed job is slowed by `interference`); the
+// clock advances; the jobs submitted by then and not complete are given to
+// the policy with their current placements; each job whose placement
+// changed is re-allocated (and stalls for the restart delay). The run ends
+// when every job is complete. JCT = completion time - submission time.
+#ifndef POLLUX_SIM_CLUSTER_SIM_H
+#define POLLUX_SIM_CLUSTER_SIM_H
+
+#include <string>
+#include <vector>
+
+#include "application.h"
+#include "pollux/policy.h"
+#include "workload.h"
+
+namespace pollux::sim {
+
+struct SimOptions {
+  std::string policy = "pollux";  ///< pollux, tiresias or optimus
+  int nodes = 16;
+  int gpus_per_node = 4;
+  double interval = 60;           ///< seconds between scheduling rounds (whole seconds)
+  double interference = 0.0;      ///< slowdown of interfering distributed jobs, [0, 1)
+  double restart_delay = 30;      ///< seconds a re-allocation stalls a job
+  PolicyOptions policy_options;   ///< interval and restart_delay are set from the above
+  bool record_timeline = false;   ///< keep GPUs per job per round (for plots)
+  /// Give up (std::runtime_error) when jobs are still running this long
+  /// after the last submission.
+  double max_runtime_after_last_submit = 365 * 86400.0;
+};
+
+struct JobOutcome {
+  std::string name;
+  std::string application;
+  double submit_time = 0;
+  double completion_time = 0;
+  double jct = 0;
+  int restarts = 0;
+  double gpu_seconds = 0;  ///< attained service
+};
+
+struct RunResult {
+  std::string workload;
+  std::vector<JobOutcome> jobs;  ///< workload order
+  double avg_jct = 0;
+  double p99_jct = 0;            ///< linear between order statistics (NumPy's default)
+  double makespan = 0;           ///< last completion - first submission
+  double gpu_hours = 0;          ///< sum of attained service
+  double restarts_per_job = 0;
+  int rounds = 0;
+  long long fits = 0;            ///< throughput-model fits done by the agents
+  long long model_lookups = 0;   ///< step-time lookups outside every measurement
+  double policy_seconds = 0;     ///< wall time inside Policy::optimize
+  /// GPU-seconds held by distributed jobs while they shared a node with
+  /// another distributed job (slowed by `interference` when it is > 0).
+  double interfering_gpu_seconds = 0;
+  /// With record_timeline: round times and, per round, GPUs of each job.
+  std::vector<double> times;
+  std::vector<std::vector<int>> gpus;
+};
+
+/// InputError (naming the workload line) for a job the policy could never
+/// run: under Tiresias, a job asking for more GPUs than the cluster has.
+void check_runnable(const Workload& workload, const SimOptions& options);
+
+/// Runs `workload`. `catalog` must have loaded every application the
+/// workload uses. Throws InputError for a job the policy could never run
+/// (Tiresias asking for more GPUs than the cluster has), std::runtime_error
+/// when the policy is unknown or breaks its contract.
+RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options);
+
+/// The same with a given policy object (options.policy still says which
+/// kind of job information it is given: pollux, tiresias or optimus).
+RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options, Policy& policy);
+
+/// q-th percentile (q in [0, 100]) of `v`, linear between order statistics.
+double percentile(std::vector<double> v, double q);
+
+}  // namespace pollux::sim
+
+#endif  // POLLUX_SIM_CLUSTER_SIM_H

@@ -1,0 +1,40 @@
+// What each policy is told about a simulated job (the artifact's
+// get_{pollux,tiresias,optimus}_job_info). The simulator adds no policy
+// logic: it only reports the job's state and, for Optimus+Oracle, the
+// oracle's inputs taken from the traces.
+#ifndef POLLUX_SIM_JOB_INFO_H
+#define POLLUX_SIM_JOB_INFO_H
+
+#include <cstdint>
+
+#include "application.h"
+#include "pollux/policy.h"
+#include "sim_job.h"
+#include "workload.h"
+
+namespace pollux::sim {
+
+/// Largest replica count the simulator lets a job ask for (the artifact's 64).
+inline constexpr int kMaxJobReplicas = 64;
+
+/// Pollux: the goodput speedup (linear before the first profile), min 0,
+/// max min(max(2 x most replicas profiled, 1), 64, M_max / m_min) replicas
+/// (an application's own cap, ncf's 1, wins), age, restarts, service.
+JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now);
+
+/// Tiresias: the user's GPU count (requested_gpus = max_replicas), no model.
+JobInfo tiresias_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now);
+
+/// Optimus+Oracle: max batch_size / m_min replicas (application cap wins),
+/// and the oracle: iteration_time(R) = traced step time at the user's batch
+/// on R GPUs packed onto nodes of `gpus_per_node`, with the same split into
+/// micro-batches as the job would use (at least one accumulation step on
+/// one GPU), and remaining_iterations = traced iterations to the last
+/// epoch minus those to the current one at the user's batch (1 once the
+/// last epoch is reached). `steps` must outlive the returned JobInfo.
+JobInfo optimus_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now, StepTimeCache& steps,
+                         int gpus_per_node);
+
+}  // namespace pollux::sim
+
+#endif  // POLLUX_SIM_JOB_INFO_H

@@ -1,0 +1,197 @@
+// pollux-sim: trace-driven cluster simulator for the Pollux, Tiresias and
+// Optimus+Oracle policies of libgoodput (usage: doc/man/pollux-sim.1).
+//
+// Exit status: 0 on success, 2 for bad usage or bad input (one line naming
+// the file and line), 1 when a simulation fails.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "application.h"
+#include "cluster_sim.h"
+#include "config.h"
+#include "input_error.h"
+#include "plot.h"
+#include "report.h"
+#include "traces_location.h"
+#include "workload.h"
+
+namespace {
+
+using namespace pollux;
+using namespace pollux::sim;
+
+struct Args {
+  SimOptions sim;
+  std::string traces;
+  int interval = 60;
+  int restart_delay = 30;
+  int jobs = 1;
+  std::string search = "local";
+  bool uniform_gpus = false;
+  bool no_avoidance = false;
+  std::string json;
+  std::string plot;
+  bool verbose = false;
+  std::vector<std::string> workloads;
+};
+
+// Runs every workload on up to `threads` threads; results in input order.
+// The first failure (in input order) is rethrown after all threads end.
+std::vector<RunResult> run_all(const std::vector<Workload>& workloads, const AppCatalog& catalog,
+                               const SimOptions& options, int threads, bool verbose) {
+  std::vector<RunResult> results(workloads.size());
+  std::vector<std::exception_ptr> errors(workloads.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&]() {
+    for (std::size_t i = next++; i < workloads.size(); i = next++) {
+      try {
+        const auto t0 = std::chrono::steady_clock::now();
+        results[i] = simulate(workloads[i], catalog, options);
+        if (verbose) {
+          const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          char line[256];
+          std::snprintf(line, sizeof line,
+                        "pollux-sim: %s: %zu jobs, %d rounds, %.2f s (policy %.2f s), %lld model fits, "
+                        "%lld lookups outside the traces, %.1f%% of GPU time in interfering placements\n",
+                        workloads[i].name.c_str(), results[i].jobs.size(), results[i].rounds, s,
+                        results[i].policy_seconds, results[i].fits, results[i].model_lookups,
+                        100.0 * results[i].interfering_gpu_seconds / std::max(1.0, results[i].gpu_hours * 3600));
+          std::cerr << line;
+        }
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const int n = std::max(1, std::min(threads, static_cast<int>(workloads.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  return results;
+}
+
+int run_main(int argc, char** argv) {
+  Args a;
+  a.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CLI::App app{"pollux-sim: trace-driven simulation of the Pollux, Tiresias and Optimus+Oracle policies\n"
+               "on the Pollux OSDI'21 traces (man pollux-sim)."};
+  app.set_version_flag("--version", std::string(PACKAGE_VERSION));
+  app.add_option("--policy", a.sim.policy, "scheduling policy")
+      ->required()
+      ->check(CLI::IsMember({"pollux", "tiresias", "optimus"}));
+  app.add_option("--traces", a.traces, "traces directory (default: the shipped pollux-osdi21 traces)");
+  app.add_option("--nodes", a.sim.nodes, "nodes in the cluster")->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--gpus-per-node", a.sim.gpus_per_node, "GPUs per node")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--interval", a.interval, "seconds between scheduling rounds")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  app.add_option("--interference", a.sim.interference,
+                 "slowdown of distributed jobs sharing a node, in [0, 1)")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(s.c_str(), &end);
+            const bool ok = end != s.c_str() && *end == '\0' && v >= 0 && v < 1;
+            return ok ? "" : "value " + s + " not in [0, 1)";
+          },
+          "[0, 1)"))
+      ->capture_default_str();
+  app.add_option("--fairness-p", a.sim.policy_options.fairness_p,
+                 "power-mean exponent of the Pollux fitness (more negative = fairer)")
+      ->check(CLI::Range(-100.0, 100.0))
+      ->capture_default_str();
+  app.add_option("--seed", a.sim.policy_options.seed, "seed of the policies' searches")->capture_default_str();
+  app.add_option("--search", a.search, "Pollux allocation search")
+      ->check(CLI::IsMember({"local", "genetic"}))
+      ->capture_default_str();
+  app.add_option("--search-budget", a.sim.policy_options.search_budget,
+                 "job-term evaluations the Pollux local search may spend per round (0: the policy's default)")
+      ->check(CLI::Range(0LL, 1000000000000LL))
+      ->capture_default_str();
+  app.add_flag("--uniform-gpus", a.uniform_gpus,
+               "multi-node jobs get the same GPU count on every node (as Slurm grants them)");
+  app.add_flag("--no-interference-avoidance", a.no_avoidance,
+               "let the policy put several distributed jobs on one node");
+  app.add_option("--restart-delay", a.restart_delay, "seconds a re-allocation stalls a job")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
+  app.add_option("--jobs,-j", a.jobs, "workloads simulated in parallel (default: the machine's cores)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--json", a.json, "write the results as JSON to FILE");
+  app.add_option("--plot", a.plot, "write JCT CDF and GPU-allocation pictures (gnuplot) into DIR");
+  app.add_flag("--verbose,-v", a.verbose, "per-workload statistics on stderr");
+  app.add_option("workloads", a.workloads, "workload CSV files or directories of them")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "pollux-sim: error: " << e.what() << " (see pollux-sim --help)\n";
+    return kExitBadInput;
+  }
+  a.sim.interval = a.interval;
+  a.sim.restart_delay = a.restart_delay;
+  a.sim.policy_options.search = a.search == "genetic" ? SearchKind::kGenetic : SearchKind::kLocal;
+  a.sim.policy_options.uniform_gpus_per_node = a.uniform_gpus;
+  a.sim.policy_options.interference_avoidance = !a.no_avoidance;
+  a.sim.record_timeline = !a.plot.empty();
+
+  const std::string app_dir = application_dir(a.traces.empty() ? default_traces_root() : a.traces);
+  const std::string root = traces_root(app_dir);
+  std::vector<std::string> args;
+  for (const std::string& w : a.workloads) args.push_back(resolve_workload_arg(w, root));
+  const std::vector<std::string> paths = expand_workload_paths(args);
+
+  AppCatalog catalog(app_dir);
+  std::vector<Workload> workloads;
+  std::set<std::string> names;
+  for (const std::string& p : paths) {
+    workloads.push_back(read_workload(p, catalog));
+    if (!names.insert(workloads.back().name).second)
+      throw InputError(p, 0, "a workload named " + workloads.back().name + " is already given");
+  }
+  for (const Workload& w : workloads) {
+    check_runnable(w, a.sim);
+    for (const WorkloadJob& j : w.jobs) catalog.load(j.application);
+  }
+
+  const std::string gnuplot = gnuplot_program();
+  if (!a.plot.empty())
+    if (auto problem = gnuplot_problem(gnuplot)) throw InputError(*problem);
+
+  const std::vector<RunResult> runs = run_all(workloads, catalog, a.sim, a.jobs, a.verbose);
+  print_table(std::cout, a.sim, runs);
+  std::cout.flush();
+  if (!a.json.empty()) write_file_atomically(a.json, to_json(a.sim, app_dir, runs));
+  if (!a.plot.empty()) write_plots(a.plot, gnuplot, a.sim, runs);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const InputError& e) {
+    std::cerr << "pollux-sim: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "pollux-sim: error: " << e.what() << "\n";
+    return 1;
+  }
+}

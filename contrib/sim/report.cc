@@ -1,0 +1,118 @@
+// Table and JSON output (see report.h).
+#include "report.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace pollux::sim {
+namespace {
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+const char* search_name(SearchKind k) { return k == SearchKind::kGenetic ? "genetic" : "local"; }
+
+}  // namespace
+
+double mean_avg_jct(const std::vector<RunResult>& runs) {
+  if (runs.empty()) return 0;
+  double sum = 0;
+  for (const RunResult& r : runs) sum += r.avg_jct;
+  return sum / static_cast<double>(runs.size());
+}
+
+void print_table(std::ostream& out, const SimOptions& o, const std::vector<RunResult>& runs) {
+  char line[256];
+  std::snprintf(line, sizeof line, "policy %s, %d nodes x %d GPUs, interval %g s, interference %g, p = %g\n",
+                o.policy.c_str(), o.nodes, o.gpus_per_node, o.interval, o.interference,
+                o.policy_options.fairness_p);
+  out << line;
+  std::snprintf(line, sizeof line, "%-20s %5s %12s %12s %13s %10s %13s\n", "workload", "jobs", "avg JCT (s)",
+                "p99 JCT (s)", "makespan (s)", "GPU-hours", "restarts/job");
+  out << line;
+  for (const RunResult& r : runs) {
+    std::snprintf(line, sizeof line, "%-20s %5zu %12.1f %12.1f %13.0f %10.1f %13.2f\n", r.workload.c_str(),
+                  r.jobs.size(), r.avg_jct, r.p99_jct, r.makespan, r.gpu_hours, r.restarts_per_job);
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "mean of average JCTs: %.1f s (%zu workload%s)\n", mean_avg_jct(runs),
+                runs.size(), runs.size() == 1 ? "" : "s");
+  out << line;
+}
+
+std::string to_json(const SimOptions& o, const std::string& traces_dir, const std::vector<RunResult>& runs) {
+  std::ostringstream j;
+  const PolicyOptions& p = o.policy_options;
+  j << "{\n  \"policy\": " << json_string(o.policy) << ",\n";
+  j << "  \"config\": {\"nodes\": " << o.nodes << ", \"gpus_per_node\": " << o.gpus_per_node
+    << ", \"interval\": " << json_number(o.interval) << ", \"interference\": " << json_number(o.interference)
+    << ", \"restart_delay\": " << json_number(o.restart_delay) << ", \"fairness_p\": " << json_number(p.fairness_p)
+    << ", \"seed\": " << p.seed << ", \"search\": " << json_string(search_name(p.search))
+    << ", \"uniform_gpus\": " << (p.uniform_gpus_per_node ? "true" : "false")
+    << ", \"interference_avoidance\": " << (p.interference_avoidance ? "true" : "false")
+    << ", \"traces\": " << json_string(traces_dir) << "},\n";
+  j << "  \"workloads\": {";
+  for (std::size_t w = 0; w < runs.size(); ++w) {
+    const RunResult& r = runs[w];
+    j << (w ? ",\n" : "\n") << "    " << json_string(r.workload) << ": {\"avg_jct\": " << json_number(r.avg_jct)
+      << ", \"p99_jct\": " << json_number(r.p99_jct) << ", \"makespan\": " << json_number(r.makespan)
+      << ", \"gpu_hours\": " << json_number(r.gpu_hours)
+      << ", \"restarts_per_job\": " << json_number(r.restarts_per_job) << ",\n      \"jcts\": {";
+    for (std::size_t i = 0; i < r.jobs.size(); ++i)
+      j << (i ? ", " : "") << json_string(r.jobs[i].name) << ": " << json_number(r.jobs[i].jct);
+    j << "}}";
+  }
+  j << "\n  },\n  \"mean_avg_jct\": " << json_number(mean_avg_jct(runs)) << "\n}\n";
+  return j.str();
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    if (!f) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+    f << text;
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error(path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string err = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": cannot write: " + err);
+  }
+}
+
+}  // namespace pollux::sim

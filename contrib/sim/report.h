@@ -1,0 +1,32 @@
+// What pollux-sim prints and writes: the per-workload table and the JSON
+// summary (format in doc/man/pollux-sim.1).
+#ifndef POLLUX_SIM_REPORT_H
+#define POLLUX_SIM_REPORT_H
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cluster_sim.h"
+
+namespace pollux::sim {
+
+/// Mean over the runs of their average JCT.
+double mean_avg_jct(const std::vector<RunResult>& runs);
+
+/// One line per workload (jobs, avg JCT, p99 JCT, makespan, GPU-hours,
+/// restarts per job), then the mean of the average JCTs.
+void print_table(std::ostream& out, const SimOptions& options, const std::vector<RunResult>& runs);
+
+/// The JSON summary: {"policy", "config", "workloads": {name: {"avg_jct",
+/// "p99_jct", "makespan", "gpu_hours", "restarts_per_job", "jcts": {job:
+/// seconds}}}, "mean_avg_jct"}. Deterministic for a given run.
+std::string to_json(const SimOptions& options, const std::string& traces_dir, const std::vector<RunResult>& runs);
+
+/// Writes `text` to `path` atomically (a temporary file in the same
+/// directory, then rename); std::runtime_error naming the path on failure.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace pollux::sim
+
+#endif  // POLLUX_SIM_REPORT_H

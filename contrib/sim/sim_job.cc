@@ -1,0 +1,134 @@
+// One simulated job and its agent (see sim_job.h).
+#include "sim_job.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "pollux/efficiency.h"
+#include "pollux/goodput.h"
+
+namespace pollux::sim {
+namespace {
+
+bool same(const PerfParams& a, const PerfParams& b) { return a.to_array() == b.to_array(); }
+bool same(const GradStats& a, const GradStats& b) { return a.sqr == b.sqr && a.var == b.var; }
+
+}  // namespace
+
+SimJob::SimJob(std::string name, double submit_time, StepTimeCache& steps, long long fixed_batch)
+    : name_(std::move(name)), submit_time_(submit_time), steps_(&steps), fixed_batch_(fixed_batch) {}
+
+int SimJob::gpus() const noexcept { return std::accumulate(placement_.begin(), placement_.end(), 0); }
+
+long long SimJob::batch_size() const noexcept {
+  return placement_.empty() ? 0 : static_cast<long long>(gpus()) * atomic_bsz_ * (accum_steps_ + 1);
+}
+
+void SimJob::step(double seconds, double interference) {
+  if (placement_.empty()) {
+    current_time_ += seconds;
+    return;
+  }
+  const Application& a = app();
+  const int replicas = gpus();
+  const int nodes = static_cast<int>(placement_.size());
+  const double delay = std::min(rescale_time_, seconds);
+  current_time_ += delay;
+  attained_service_ += delay * replicas;
+  rescale_time_ -= delay;
+  seconds -= delay;
+  while (seconds > 0 && !complete()) {
+    const double batch = static_cast<double>(replicas) * atomic_bsz_ * (accum_steps_ + 1);
+    const StepTimes& t = steps_->get(placement_, atomic_bsz_);
+    const GradStats g = a.grad_stats(batch, epoch_);
+    const double gain = adascale_gain(g, batch, a.init_batch());
+    grad_ = g;
+    add_profile(nodes, replicas, atomic_bsz_, t);
+    const double iter_time = t.step + (t.step - t.sync) * accum_steps_;
+    const double rate = gain / iter_time * (1.0 - interference);  // progress per second
+    const double next = a.epoch_progress(epoch_ + 1);
+    if (progress_ + rate * seconds < next) {
+      progress_ += rate * seconds;
+      current_time_ += seconds;
+      attained_service_ += seconds * replicas;
+      seconds = 0;
+    } else {
+      ++epoch_;
+      // Whole seconds, rounded half to even as the artifact's round() does.
+      const double delta = std::nearbyint((next - progress_) / rate);
+      if (epoch_ >= a.max_epochs()) completion_time_ = current_time_ + delta;
+      progress_ = next;
+      current_time_ += delta;
+      attained_service_ += delta * replicas;
+      seconds -= delta;
+    }
+    update_local_bsz();
+  }
+  current_time_ += seconds;
+}
+
+void SimJob::reallocate(const std::vector<int>& placement, double restart_delay) {
+  placement_.clear();
+  for (int c : placement)
+    if (c > 0) placement_.push_back(c);
+  if (placement_.empty()) {
+    atomic_bsz_ = 0;
+    return;
+  }
+  update_local_bsz();
+  rescale_time_ = restart_delay;
+  restarts_ = restarts_ < 0 ? 0 : restarts_ + 1;
+}
+
+void SimJob::update_local_bsz() {
+  const Application& a = app();
+  const int replicas = gpus();
+  const int nodes = static_cast<int>(placement_.size());
+  double batch = static_cast<double>(fixed_batch_);
+  if (batch <= 0 && !perf_params()) batch = std::max(a.init_batch(), double(a.min_local_bsz()) * replicas);
+  if (batch <= 0) {
+    const BatchConfig c = GoodputModel(*perf_, *grad_, a.init_batch()).optimize(nodes, replicas, a.limits());
+    if (c.goodput > 0) {
+      atomic_bsz_ = c.atomic_batch;
+      accum_steps_ = c.accum_steps;
+    } else {  // no valid configuration (cannot happen within max_replicas): the smallest batch
+      batch = std::max(a.init_batch(), double(a.min_local_bsz()) * replicas);
+    }
+  }
+  if (batch > 0) {
+    const BatchConfig c = a.split_batch(batch, replicas, batch > a.init_batch());
+    atomic_bsz_ = c.atomic_batch;
+    accum_steps_ = c.accum_steps;
+  }
+  atomic_bsz_ = a.cap_atomic(atomic_bsz_, replicas, accum_steps_);
+}
+
+void SimJob::add_profile(int nodes, int replicas, int atomic, const StepTimes& t) {
+  if (!profile_keys_.emplace(std::make_tuple(nodes, replicas, atomic), true).second) return;
+  profile_.push_back(ProfileSample{nodes, replicas, double(atomic), t.step - t.sync, t.step});
+  max_profiled_replicas_ = std::max(max_profiled_replicas_, replicas);
+  perf_stale_ = true;
+}
+
+const std::optional<PerfParams>& SimJob::perf_params() {
+  if (perf_stale_) {
+    perf_ = fit_perf_params(profile_).params;
+    ++fits_;
+    perf_stale_ = false;
+  }
+  return perf_;
+}
+
+SpeedupFn SimJob::speedup_fn() {
+  if (!perf_params() || !grad_) return {};
+  if (speedup_ == nullptr || !same(speedup_perf_, *perf_) || !same(speedup_grad_, *grad_)) {
+    speedup_ = std::make_shared<SpeedupFunction>(GoodputModel(*perf_, *grad_, app().init_batch()), app().limits());
+    speedup_perf_ = *perf_;
+    speedup_grad_ = *grad_;
+  }
+  std::shared_ptr<SpeedupFunction> f = speedup_;
+  return [f](int nodes, int replicas) { return (*f)(nodes, replicas); };
+}
+
+}  // namespace pollux::sim

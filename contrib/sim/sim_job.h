@@ -1,0 +1,113 @@
+// One simulated training job and its agent (the Pollux OSDI'21 artifact's
+// simulated job, on this project's libgoodput):
+//
+// - Progress: while running on a placement at total batch M = R m (s + 1),
+//   the job makes gain(M) / T_iter progress per second, T_iter = step +
+//   s (step - sync) from the traces, gain from the traced gradient
+//   statistics of its current epoch; distributed jobs that share a node
+//   with another distributed job go (1 - interference) times as fast.
+//   Crossing an epoch boundary takes round(remaining progress / rate)
+//   seconds; the job completes after its last epoch.
+// - Re-allocation: the job stalls for the restart delay (30 s) first; it
+//   counts as attained service.
+// - The agent: every (nodes, replicas, m) the job runs at is a profile
+//   sample (grad time = step - sync, step time = step); the throughput
+//   model is re-fitted on all samples whenever a new one appears (lazily,
+//   when the model is next needed). After every stretch of progress (each
+//   epoch boundary and the end of each interval) and every re-allocation
+//   the job re-picks (m, s): GoodputModel::optimize for adaptive jobs, the
+//   fixed batch split into micro-batches of at most m_max otherwise.
+#ifndef POLLUX_SIM_SIM_JOB_H
+#define POLLUX_SIM_SIM_JOB_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "application.h"
+#include "pollux/policy.h"
+#include "pollux/speedup.h"
+#include "pollux/throughput.h"
+
+namespace pollux::sim {
+
+class SimJob {
+ public:
+  /// `fixed_batch` > 0: the job trains at that total batch (baselines; ncf
+  /// under Pollux); 0: the agent adapts the batch to the allocation.
+  SimJob(std::string name, double submit_time, StepTimeCache& steps, long long fixed_batch);
+
+  /// Advances the job by `seconds` of wall time (whole seconds; the job's
+  /// own clock must equal the cluster's). `interference` in [0, 1).
+  void step(double seconds, double interference);
+  /// Moves the job to `placement` (per-node GPU counts in node order; all
+  /// zero or empty = preempted) and starts the restart delay.
+  void reallocate(const std::vector<int>& placement, double restart_delay);
+
+  const std::string& name() const noexcept { return name_; }
+  const Application& app() const noexcept { return steps_->app(); }
+  double submit_time() const noexcept { return submit_time_; }
+  bool complete() const noexcept { return completion_time_.has_value(); }
+  double completion_time() const { return *completion_time_; }
+  int epoch() const noexcept { return epoch_; }
+  double progress() const noexcept { return progress_; }
+  int restarts() const noexcept { return restarts_ < 0 ? 0 : restarts_; }
+  double attained_service() const noexcept { return attained_service_; }
+  int gpus() const noexcept;
+  long long fixed_batch() const noexcept { return fixed_batch_; }
+  int atomic_bsz() const noexcept { return atomic_bsz_; }
+  int accum_steps() const noexcept { return accum_steps_; }
+  /// Total batch R m (s + 1) of the current configuration (0 when idle).
+  long long batch_size() const noexcept;
+  /// The most replicas of any profile sample (0 before the first).
+  int max_profiled_replicas() const noexcept { return max_profiled_replicas_; }
+  /// Refits done so far (for statistics).
+  long long fits() const noexcept { return fits_; }
+
+  /// The fitted throughput model, refitting if a sample arrived since the
+  /// last fit; nullopt before the first sample.
+  const std::optional<PerfParams>& perf_params();
+  /// The goodput speedup function of the current model (cached until the
+  /// model or the gradient statistics change); empty before the first sample.
+  SpeedupFn speedup_fn();
+
+ private:
+  void update_local_bsz();
+  void add_profile(int nodes, int replicas, int atomic, const StepTimes& t);
+
+  std::string name_;
+  double submit_time_;
+  StepTimeCache* steps_;
+  long long fixed_batch_;
+
+  std::vector<int> placement_;  // per-node GPU counts, no zeros
+  double current_time_ = 0;
+  double rescale_time_ = 0;
+  int atomic_bsz_ = 0;
+  int accum_steps_ = 0;
+  int epoch_ = 0;
+  double progress_ = 0;
+  double attained_service_ = 0;
+  int restarts_ = -1;  // -1: never started
+  std::optional<double> completion_time_;
+
+  std::map<std::tuple<int, int, int>, bool> profile_keys_;
+  std::vector<ProfileSample> profile_;  // in the order seen
+  int max_profiled_replicas_ = 0;
+  bool perf_stale_ = false;
+  std::optional<PerfParams> perf_;
+  std::optional<GradStats> grad_;
+  long long fits_ = 0;
+
+  std::shared_ptr<SpeedupFunction> speedup_;
+  PerfParams speedup_perf_;
+  GradStats speedup_grad_;
+};
+
+}  // namespace pollux::sim
+
+#endif  // POLLUX_SIM_SIM_JOB_H

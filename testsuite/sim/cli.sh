@@ -1,0 +1,61 @@
+#!/bin/sh
+# Bad input to pollux-sim: exit status 2 and one line on stderr that says
+# what is wrong and where (file and line).
+#   cli.sh POLLUX_SIM TRACES_ROOT
+set -u
+sim=$1
+traces=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# expect STATUS TEXT COMMAND...: COMMAND exits STATUS and its one stderr line contains TEXT.
+expect() {
+  want=$1 text=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" -ne "$want" ] || ! grep -qF -- "$text" "$tmp/err" || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
+    echo "FAIL: $* -> exit $rc (want $want, stderr containing '$text'):"
+    cat "$tmp/err"
+    fail=1
+  else
+    echo "ok: exit $rc: $(cat "$tmp/err")"
+  fi
+}
+
+head='name,time,application,num_replicas,batch_size'
+printf '%s\na,0,cifar10,1,128\nb,5,cifar10,1,128\nc,9,cifar10,1\n' "$head" >"$tmp/short-row.csv"
+printf '%s\na,0,cifar10,1,128\nb,soon,cifar10,1,128\n' "$head" >"$tmp/not-a-number.csv"
+printf '%s\na,0,cifar10,1,128\nb,5,resnet9000,1,128\n' "$head" >"$tmp/unknown-app.csv"
+printf 'name,time,app\na,0,cifar10\n' >"$tmp/bad-header.csv"
+printf '%s\na,0,cifar10,1,128\n' "$head" >"$tmp/good.csv"
+
+expect 2 "short-row.csv:4: expected 5 fields, found 4" "$sim" --policy tiresias --traces "$traces" "$tmp/short-row.csv"
+expect 2 "not-a-number.csv:3: column time: 'soon' is not a finite number" \
+  "$sim" --policy pollux --traces "$traces" "$tmp/not-a-number.csv"
+expect 2 "unknown-app.csv:3: unknown application 'resnet9000'" \
+  "$sim" --policy optimus --traces "$traces" "$tmp/unknown-app.csv"
+expect 2 "bad-header.csv:1: header has no column 'application'" \
+  "$sim" --policy pollux --traces "$traces" "$tmp/bad-header.csv"
+expect 2 "$tmp/missing.csv: cannot open" "$sim" --policy pollux --traces "$traces" "$tmp/missing.csv"
+expect 2 "--frobnicate" "$sim" --policy pollux --frobnicate "$tmp/good.csv"
+expect 2 "--policy: fifo not in" "$sim" --policy fifo "$tmp/good.csv"
+expect 2 "--policy is required" "$sim" "$tmp/good.csv"
+expect 2 "--interference" "$sim" --policy pollux --interference 1.5 "$tmp/good.csv"
+expect 2 "--nodes" "$sim" --policy pollux --nodes 0 "$tmp/good.csv"
+expect 2 "traces directory not found" "$sim" --policy pollux --traces "$tmp/nowhere" "$tmp/good.csv"
+
+# A corrupted trace file names its line.
+mkdir -p "$tmp/traces"
+cp -r "$traces/traces/cifar10" "$tmp/traces/"
+sed -i '5s/.*/2,64,fast,0.01/' "$tmp/traces/cifar10/placements.csv"
+expect 2 "cifar10/placements.csv:5: column step_time: 'fast' is not a finite number" \
+  "$sim" --policy pollux --traces "$tmp/traces" "$tmp/good.csv"
+
+# A Tiresias job larger than the cluster can never run.
+printf '%s\na,0,cifar10,8,1024\n' "$head" >"$tmp/too-big.csv"
+expect 2 "too-big.csv:2: job a asks for 8 GPUs; the cluster has 4" \
+  "$sim" --policy tiresias --traces "$traces" --nodes 1 "$tmp/too-big.csv"
+
+exit $fail

@@ -1,0 +1,163 @@
+// The simulated cluster, driven by small test policies: every job
+// completes, results are deterministic, interference applies only to
+// distributed jobs sharing a node, and the outputs add up.
+#include <gtest/gtest.h>
+
+#include "cluster_sim.h"
+#include "input_error.h"
+#include "report.h"
+#include "sim_test_support.h"
+
+namespace pollux::sim {
+namespace {
+
+using test::catalog;
+
+// FIFO: each job, in order, gets its requested GPUs on the node with the
+// most free GPUs if they fit on one node; running jobs keep their place.
+class FifoPolicy : public Policy {
+ public:
+  FifoPolicy() : Policy(PolicyOptions{}) {}
+  std::string_view name() const noexcept override { return "fifo-test"; }
+  std::vector<Placement> optimize(const std::vector<JobInfo>& jobs, const std::vector<NodeInfo>& nodes,
+                                  const std::vector<Placement>& current, double) override {
+    ++rounds;
+    std::vector<int> free;
+    for (const NodeInfo& n : nodes) free.push_back(n.gpus);
+    std::vector<Placement> out(jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      for (const NodeShare& s : current[i]) free[static_cast<std::size_t>(s.node)] -= s.gpus;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      if (!current[i].empty()) {
+        out[i] = current[i];
+        continue;
+      }
+      const int want = std::min(jobs[i].requested_gpus, jobs[i].max_replicas);
+      const auto best = std::max_element(free.begin(), free.end());
+      if (*best >= want) {
+        out[i] = {NodeShare{static_cast<int>(best - free.begin()), want}};
+        *best -= want;
+      }
+    }
+    return out;
+  }
+  int rounds = 0;
+};
+
+// Every job on nodes 0 and 1, one GPU each: distributed jobs that interfere.
+class SpreadPolicy : public Policy {
+ public:
+  SpreadPolicy() : Policy(PolicyOptions{}) {}
+  std::string_view name() const noexcept override { return "spread-test"; }
+  std::vector<Placement> optimize(const std::vector<JobInfo>& jobs, const std::vector<NodeInfo>&,
+                                  const std::vector<Placement>&, double) override {
+    return std::vector<Placement>(jobs.size(), Placement{{0, 1}, {1, 1}});
+  }
+};
+
+Workload small_workload() {
+  const std::string p = test::write_file(
+      "small.csv",
+      "name,time,application,num_replicas,batch_size\n"
+      "cifar10-0,0,cifar10,2,256\nncf-1,30,ncf,1,32768\nbert-2,100,bert,4,96\n"
+      "cifar10-3,100,cifar10,4,512\nyolov3-4,200,yolov3,2,16\n");
+  return read_workload(p, catalog());
+}
+
+TEST(ClusterSim, EveryJobCompletesAndTheSummaryAddsUp) {
+  SimOptions o;
+  o.policy = "tiresias";
+  o.nodes = 2;
+  o.record_timeline = true;
+  FifoPolicy policy;
+  const Workload w = small_workload();
+  const RunResult r = simulate(w, catalog(), o, policy);
+  ASSERT_EQ(r.jobs.size(), w.jobs.size());
+  double sum = 0, gpu_s = 0, last = 0;
+  for (std::size_t i = 0; i < r.jobs.size(); ++i) {
+    const JobOutcome& j = r.jobs[i];
+    EXPECT_EQ(j.name, w.jobs[i].name);
+    EXPECT_GT(j.jct, 0);
+    EXPECT_EQ(j.jct, j.completion_time - j.submit_time);
+    EXPECT_EQ(j.restarts, 0);  // FIFO never moves a job
+    EXPECT_GT(j.gpu_seconds, 0);
+    sum += j.jct;
+    gpu_s += j.gpu_seconds;
+    last = std::max(last, j.completion_time);
+  }
+  EXPECT_DOUBLE_EQ(r.avg_jct, sum / 5);
+  EXPECT_NEAR(r.gpu_hours, gpu_s / 3600, 1e-9);
+  EXPECT_DOUBLE_EQ(r.makespan, last);
+  // A job is active from the first round on; in the last round all are done.
+  EXPECT_EQ(r.rounds, policy.rounds + 1);
+  ASSERT_EQ(r.times.size(), static_cast<std::size_t>(r.rounds));
+  EXPECT_EQ(r.times[0], 60);
+  // The timeline holds what the policy granted: 2 GPUs for job 0 from the first round.
+  EXPECT_EQ(r.gpus[0][0], 2);
+  EXPECT_LE(r.times.back() - o.interval, last);
+}
+
+TEST(ClusterSim, SameInputsSameResults) {
+  SimOptions o;
+  o.policy = "tiresias";
+  o.nodes = 1;
+  FifoPolicy p1, p2;
+  const RunResult a = simulate(small_workload(), catalog(), o, p1);
+  const RunResult b = simulate(small_workload(), catalog(), o, p2);
+  EXPECT_EQ(to_json(o, "t", {a}), to_json(o, "t", {b}));
+}
+
+TEST(ClusterSim, InterferenceSlowsOnlyWhenConfigured) {
+  const std::string p = test::write_file("two.csv",
+                                         "name,time,application,num_replicas,batch_size\n"
+                                         "a,0,cifar10,2,256\nb,0,cifar10,2,256\n");
+  const Workload w = read_workload(p, catalog());
+  SimOptions o;
+  o.policy = "tiresias";
+  o.nodes = 2;
+  o.policy_options.interference_avoidance = false;
+  SpreadPolicy s1, s2;
+  const RunResult calm = simulate(w, catalog(), o, s1);
+  o.interference = 0.5;
+  const RunResult noisy = simulate(w, catalog(), o, s2);
+  EXPECT_NEAR(noisy.jobs[0].jct / calm.jobs[0].jct, 2.0, 0.05);
+}
+
+TEST(ClusterSim, TiresiasJobsLargerThanTheClusterAreAnInputError) {
+  SimOptions o;
+  o.policy = "tiresias";
+  o.nodes = 1;
+  o.gpus_per_node = 2;
+  FifoPolicy p;
+  try {
+    simulate(small_workload(), catalog(), o, p);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("small.csv:4: job bert-2 asks for 4 GPUs; the cluster has 2"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Report, PercentileIsNumpysLinearMethod) {
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 50), 2.5);
+  EXPECT_DOUBLE_EQ(percentile({1, 2, 3, 4}, 99), 3.97);
+  EXPECT_DOUBLE_EQ(percentile({5}, 99), 5);
+  EXPECT_DOUBLE_EQ(percentile({}, 99), 0);
+}
+
+TEST(Report, JsonHasTheDocumentedShape) {
+  RunResult r;
+  r.workload = "workload-6";
+  r.jobs.push_back(JobOutcome{"job \"1\"", "cifar10", 0, 100, 100, 0, 60});
+  r.avg_jct = 100;
+  SimOptions o;
+  const std::string j = to_json(o, "/t", {r});
+  EXPECT_NE(j.find("\"policy\": \"pollux\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"workload-6\": {\"avg_jct\": 100, \"p99_jct\": 0, \"makespan\": 0"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"jcts\": {\"job \\\"1\\\"\": 100}"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"mean_avg_jct\": 100"), std::string::npos) << j;
+}
+
+}  // namespace
+}  // namespace pollux::sim

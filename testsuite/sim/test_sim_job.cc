@@ -1,0 +1,133 @@
+// The simulated job: progress, epochs, completion, restarts and the agent,
+// checked against hand calculations from the trace files.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "sim_job.h"
+#include "sim_test_support.h"
+
+namespace pollux::sim {
+namespace {
+
+using test::catalog;
+using test::csv_row;
+using test::traces_dir;
+
+// Step and sync time of `placement` at `bsz` read straight from placements.csv.
+std::pair<double, double> table_row(const std::string& app, const std::string& placement, int bsz) {
+  std::ifstream in(traces_dir() + "/" + app + "/placements.csv");
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    char id[32];
+    int b = 0;
+    double step = 0, sync = 0;
+    if (std::sscanf(line.c_str(), "%31[^,],%d,%lf,%lf", id, &b, &step, &sync) == 4 && placement == id && b == bsz)
+      return {step, sync};
+  }
+  ADD_FAILURE() << "no row " << placement << " " << bsz;
+  return {1, 0};
+}
+
+// Progress at the end of epoch e: the minimum over the validation runs.
+double epoch_end(const std::string& app, const std::vector<int>& batches, int e) {
+  double p = HUGE_VAL;
+  for (int b : batches)
+    p = std::min(p, csv_row(traces_dir() + "/" + app + "/validation-" + std::to_string(b) + ".csv", e - 1)[0]);
+  return p;
+}
+
+TEST(SimJob, FixedBatchJobFollowsTheTracesEpochByEpoch) {
+  // imagenet at its initial batch 200 on one GPU: m = 200, s = 0, gain 1,
+  // so each epoch takes round(progress left x step time) seconds.
+  StepTimeCache cache(catalog().get("imagenet"));
+  SimJob job("i", 0, cache, 200);
+  job.reallocate({1}, 30);
+  EXPECT_EQ(job.atomic_bsz(), 200);
+  EXPECT_EQ(job.accum_steps(), 0);
+  EXPECT_EQ(job.batch_size(), 200);
+  const double step = table_row("imagenet", "1", 200).first;
+  const std::vector<int> batches{200, 400, 800, 1600, 3200, 6400, 12800};
+
+  job.step(60, 0.0);  // 30 s restart delay, then 30 s of training
+  EXPECT_NEAR(job.progress(), 30 / step, 1e-9);
+  EXPECT_DOUBLE_EQ(job.attained_service(), 60);
+  EXPECT_FALSE(job.complete());
+
+  // From t = 60 on, each epoch boundary is round(progress left / rate) away.
+  const double rate = 1 / step;
+  double expect = 60, progress = 30 * rate;
+  for (int e = 1; e <= 90; ++e) {
+    const double end = epoch_end("imagenet", batches, e);
+    expect += std::nearbyint((end - progress) / rate);
+    progress = end;
+  }
+  job.step(1e7, 0.0);
+  ASSERT_TRUE(job.complete());
+  EXPECT_EQ(job.epoch(), 90);
+  EXPECT_DOUBLE_EQ(job.completion_time(), expect);
+  EXPECT_EQ(job.restarts(), 0);
+}
+
+TEST(SimJob, InterferenceSlowsProgress) {
+  StepTimeCache cache(catalog().get("imagenet"));
+  SimJob a("a", 0, cache, 400), b("b", 0, cache, 400);
+  a.reallocate({1, 1}, 0);
+  b.reallocate({1, 1}, 0);
+  a.step(60, 0.0);
+  b.step(60, 0.5);
+  EXPECT_NEAR(b.progress(), 0.5 * a.progress(), 1e-9);
+}
+
+TEST(SimJob, RestartsCountReallocationsAfterTheFirstStart) {
+  StepTimeCache cache(catalog().get("bert"));
+  SimJob job("b", 0, cache, 384);
+  EXPECT_EQ(job.restarts(), 0);
+  job.reallocate({4}, 30);
+  EXPECT_EQ(job.restarts(), 0);
+  job.reallocate({4, 4}, 30);
+  EXPECT_EQ(job.restarts(), 1);
+  job.reallocate({}, 30);  // preempted
+  EXPECT_EQ(job.gpus(), 0);
+  EXPECT_EQ(job.batch_size(), 0);
+  job.step(60, 0.0);  // waiting: no progress, no service
+  EXPECT_EQ(job.progress(), 0);
+  EXPECT_EQ(job.attained_service(), 0);
+  job.reallocate({2}, 30);
+  EXPECT_EQ(job.restarts(), 2);
+}
+
+TEST(SimJob, TheAgentProfilesFitsAndAdaptsTheBatch) {
+  const Application& app = catalog().get("cifar10");
+  StepTimeCache cache(app);
+  SimJob job("p", 0, cache, 0);
+  job.reallocate({1}, 30);
+  // No profile yet: max(M0, m_min R) = 128 on one GPU, no accumulation.
+  EXPECT_EQ(job.batch_size(), 128);
+  EXPECT_FALSE(job.perf_params());
+  EXPECT_FALSE(job.speedup_fn());
+  job.step(60, 0.0);
+  ASSERT_TRUE(job.perf_params());
+  EXPECT_EQ(job.fits(), 1);
+  EXPECT_EQ(job.max_profiled_replicas(), 1);
+  const SpeedupFn s = job.speedup_fn();
+  ASSERT_TRUE(s);
+  EXPECT_NEAR(s(1, 1), 1.0, 1e-12);
+  EXPECT_GT(s(1, 4), 1.0);
+  // The new configuration is valid for the application.
+  EXPECT_GE(job.atomic_bsz(), app.min_local_bsz());
+  EXPECT_LE(job.atomic_bsz(), app.max_local_bsz());
+  EXPECT_GE(job.batch_size(), 128);
+  EXPECT_LE(job.batch_size(), 4096);
+  // More GPUs: a new profile sample, a refit, a larger optimal batch.
+  job.reallocate({4}, 30);
+  job.step(120, 0.0);
+  EXPECT_EQ(job.max_profiled_replicas(), 4);
+  EXPECT_GE(job.fits(), 2);
+  EXPECT_GE(job.batch_size(), 4 * app.min_local_bsz());
+}
+
+}  // namespace
+}  // namespace pollux::sim
