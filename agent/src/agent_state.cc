@@ -40,39 +40,51 @@ std::vector<double> read_times(yaml::MapReader& r, const char* key) {
   return v;
 }
 
+// The fields of the state, the estimator and a profile entry, for
+// emit_agent_state() and parse_agent_state() alike.
+const auto state_fields = [](auto& f, auto& s) {
+  f.integer("job_id", s.job_id, 0, kMaxJobId);
+  progress_fields(f, s);
+  f.integer("samples", s.samples, 0, kMaxCount);
+  f.real("time", s.time, 0, kMaxTime);
+};
+
+template <typename Fields, typename Real, typename State>
+void estimator_fields(Fields& f, Real& init_batch, State& st) {
+  f.real("init_batch", init_batch, 1, kMaxBatch);
+  f.real("sqr_biased", st.sqr_biased, -DBL_MAX, DBL_MAX);
+  f.real("sqr_unbias", st.sqr_unbias, 0, 1);
+  f.real("var_biased", st.var_biased, -DBL_MAX, DBL_MAX);
+  f.real("var_unbias", st.var_unbias, 0, 1);
+  f.integer("updates", st.updates, 0, kMaxCount);
+}
+
+const auto entry_fields = [](auto& f, auto& p) {
+  shape_fields(f, p);
+  f.integer("steps", p.steps, 0, kMaxCount);
+  f.integer("next", p.next, 0, ProfileEntry::kWindow - 1);
+};
+
 }  // namespace
 
 std::string emit_agent_state(const AgentState& s) {
   yaml::Emitter e;
   e.begin_map();
   e.field("version", kAgentStateVersion);
-  e.field("job_id", static_cast<long long>(s.job_id));
-  e.field("restart_count", s.restart_count);
-  e.field("step", s.step);
-  e.field("samples", s.samples);
-  e.field("progress", s.progress);
-  e.field("time", s.time);
+  FieldWriter w(e);
+  state_fields(w, s);
   e.plain("limits"), emit(e, s.limits);
   e.plain("config"), emit(e, s.config);
   e.plain("estimator");
   e.begin_map();
-  e.field("init_batch", s.estimator_init_batch);
-  e.field("sqr_biased", s.estimator.sqr_biased);
-  e.field("sqr_unbias", s.estimator.sqr_unbias);
-  e.field("var_biased", s.estimator.var_biased);
-  e.field("var_unbias", s.estimator.var_unbias);
-  e.field("updates", s.estimator.updates);
+  estimator_fields(w, s.estimator_init_batch, s.estimator);
   e.end_map();
   if (s.perf) e.plain("perf"), emit(e, *s.perf);
   e.plain("profile");
   e.begin_seq();
   for (const ProfileEntry& p : s.profile) {
     e.begin_map(true);
-    e.field("nodes", p.nodes);
-    e.field("replicas", p.replicas);
-    e.field("atomic_batch", p.atomic_batch);
-    e.field("steps", p.steps);
-    e.field("next", static_cast<long long>(p.next));
+    entry_fields(w, p);
     e.plain("grad_times");
     emit_times(e, p.grad_times);
     e.plain("step_times");
@@ -88,22 +100,13 @@ namespace {
 
 GradNoiseEstimator::State read_estimator(yaml::MapReader& r, double& init_batch) {
   GradNoiseEstimator::State st;
-  init_batch = r.real("init_batch", 1, kMaxBatch);
-  st.sqr_biased = r.real("sqr_biased", -DBL_MAX, DBL_MAX);
-  st.sqr_unbias = r.real("sqr_unbias", 0, 1);
-  st.var_biased = r.real("var_biased", -DBL_MAX, DBL_MAX);
-  st.var_unbias = r.real("var_unbias", 0, 1);
-  st.updates = r.integer("updates", 0, kMaxCount);
+  FieldReader f(r);
+  estimator_fields(f, init_batch, st);
   return st;
 }
 
 ProfileEntry read_entry(yaml::MapReader& r) {
-  ProfileEntry p;
-  p.nodes = static_cast<int>(r.integer("nodes", 1, kMaxNodes));
-  p.replicas = static_cast<int>(r.integer("replicas", 1, kMaxReplicas));
-  p.atomic_batch = static_cast<int>(r.integer("atomic_batch", 1, kMaxAtomic));
-  p.steps = r.integer("steps", 0, kMaxCount);
-  p.next = static_cast<std::size_t>(r.integer("next", 0, ProfileEntry::kWindow - 1));
+  ProfileEntry p = read_fields<ProfileEntry>(r, entry_fields);
   p.grad_times = read_times(r, "grad_times");
   p.step_times = read_times(r, "step_times");
   if (r.ok() && p.grad_times.size() != p.step_times.size()) r.fail("step_times", "not as many as grad_times");
@@ -122,12 +125,8 @@ AgentState parse_agent_state(std::string_view text) {
   const long long version = r.integer("version", 0, 1000000);
   if (r.ok() && version != kAgentStateVersion)
     throw std::runtime_error("unsupported agent state version " + std::to_string(version));
-  s.job_id = static_cast<std::uint32_t>(r.integer("job_id", 0, kMaxJobId));
-  s.restart_count = static_cast<int>(r.integer("restart_count", 0, kMaxRestarts));
-  s.step = r.integer("step", 0, kMaxCount);
-  s.samples = r.integer("samples", 0, kMaxCount);
-  s.progress = r.real("progress", 0, kMaxProgress);
-  s.time = r.real("time", 0, kMaxTime);
+  FieldReader f(r);
+  state_fields(f, s);
   s.limits = r.sub("limits", read_limits);
   s.config = r.sub("config", read_config);
   s.estimator = r.sub("estimator", [&](yaml::MapReader& sr) { return read_estimator(sr, s.estimator_init_batch); });

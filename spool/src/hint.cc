@@ -11,13 +11,22 @@ namespace {
 
 using namespace hint_fields;
 
-HintCheckpoint read_checkpoint(yaml::MapReader& r) {
-  HintCheckpoint c;
-  c.step = r.integer("step", 0, kMaxCount);
-  c.time = r.real("time", 0, kMaxTime);
-  c.ready_for_requeue = r.boolean("ready_for_requeue");
-  return c;
-}
+// The top-level scalars after `version`, and the checkpoint's fields, for
+// emit_hint() and read_hint() alike.
+const auto header_fields = [](auto& f, auto& h) {
+  f.integer("job_id", h.job_id, 1, kMaxJobId);
+  f.integer("uid", h.uid, 0, kMaxUid);
+  f.real("timestamp", h.timestamp, 0, kMaxTime);
+  progress_fields(f, h);
+};
+
+const auto checkpoint_fields = [](auto& f, auto& c) {
+  f.integer("step", c.step, 0, kMaxCount);
+  f.real("time", c.time, 0, kMaxTime);
+  f.boolean("ready_for_requeue", c.ready_for_requeue);
+};
+
+HintCheckpoint read_checkpoint(yaml::MapReader& r) { return read_fields<HintCheckpoint>(r, checkpoint_fields); }
 
 // Parses the validated fields of a document; the first problem wins.
 HintResult read_hint(const yaml::Node& root) {
@@ -30,12 +39,8 @@ HintResult read_hint(const yaml::Node& root) {
                 std::to_string(kHintFormatVersion) + ")";
     return res;
   }
-  h.job_id = static_cast<std::uint32_t>(r.integer("job_id", 1, kMaxJobId));
-  h.uid = static_cast<std::uint32_t>(r.integer("uid", 0, kMaxUid));
-  h.timestamp = r.real("timestamp", 0, kMaxTime);
-  h.restart_count = static_cast<int>(r.integer("restart_count", 0, kMaxRestarts));
-  h.step = r.integer("step", 0, kMaxCount);
-  h.progress = r.real("progress", 0, kMaxProgress);
+  FieldReader f(r);
+  header_fields(f, h);
   h.limits = r.sub("limits", read_limits);
   h.config = r.sub("config", read_config);
   if (r.has("perf")) h.perf = r.sub("perf", read_perf);
@@ -70,12 +75,8 @@ std::string emit_hint(const Hint& h) {
   yaml::Emitter e;
   e.begin_map();
   e.field("version", h.version);
-  e.field("job_id", static_cast<long long>(h.job_id));
-  e.field("uid", static_cast<long long>(h.uid));
-  e.field("timestamp", h.timestamp);
-  e.field("restart_count", h.restart_count);
-  e.field("step", h.step);
-  e.field("progress", h.progress);
+  FieldWriter w(e);
+  header_fields(w, h);
   e.plain("limits"), emit(e, h.limits);
   e.plain("config"), emit(e, h.config);
   if (h.perf) e.plain("perf"), emit(e, *h.perf);
@@ -89,14 +90,7 @@ std::string emit_hint(const Hint& h) {
     e.end_map();
   }
   e.end_seq();
-  if (h.checkpoint) {
-    e.plain("checkpoint");
-    e.begin_map();
-    e.field("step", h.checkpoint->step);
-    e.field("time", h.checkpoint->time);
-    e.field("ready_for_requeue", h.checkpoint->ready_for_requeue);
-    e.end_map();
-  }
+  if (h.checkpoint) e.plain("checkpoint"), emit_map(e, *h.checkpoint, checkpoint_fields);
   e.end_map();
   return e.finish();
 }

@@ -7,6 +7,10 @@
 #ifndef POLLUX_HINT_FIELDS_H
 #define POLLUX_HINT_FIELDS_H
 
+#include <string>
+#include <string_view>
+#include <type_traits>
+
 #include "pollux/hint.h"
 #include "pollux/yaml_doc.h"
 
@@ -28,6 +32,94 @@ inline constexpr long long kMaxCount = 9007199254740992LL;  // 2^53
 inline constexpr double kMaxProgress = 1e15;
 inline constexpr double kMaxSeconds = 1e6;  // any fitted or measured time
 inline constexpr double kMinSeconds = 1e-9;
+
+// Field lists. A record's keys, ranges and order are written once, as a
+// function template over a field visitor: FieldWriter emits the fields into
+// an open map, FieldReader reads and range-checks them (as MapReader's
+// integer(), real() and boolean(); ranges are inclusive), so that a file's
+// emitter and reader cannot drift apart.
+
+/// Emits each field into an open map.
+class FieldWriter {
+ public:
+  explicit FieldWriter(yaml::Emitter& e) : e_(e) {}
+  template <typename Int>
+  void integer(std::string_view key, Int v, long long, long long) {
+    static_assert(std::is_integral_v<Int>, "an integer field");
+    e_.field(key, static_cast<long long>(v));
+  }
+  void real(std::string_view key, double v, double, double) { e_.field(key, v); }
+  void boolean(std::string_view key, bool v) { e_.field(key, v); }
+
+ private:
+  yaml::Emitter& e_;
+};
+
+/// Reads each field of a map with its range; the first problem is kept
+/// in the MapReader (see there).
+class FieldReader {
+ public:
+  explicit FieldReader(yaml::MapReader& r) : r_(r) {}
+  template <typename Int>
+  void integer(std::string_view key, Int& v, long long lo, long long hi) {
+    static_assert(std::is_integral_v<Int>, "an integer field");
+    v = static_cast<Int>(r_.integer(key, lo, hi));
+  }
+  void real(std::string_view key, double& v, double lo, double hi) { v = r_.real(key, lo, hi); }
+  void boolean(std::string_view key, bool& v) { v = r_.boolean(key); }
+
+ private:
+  yaml::MapReader& r_;
+};
+
+/// Emits `record` as a map of the fields that `list(FieldWriter&, const
+/// Record&)` names.
+template <typename Record, typename List>
+void emit_map(yaml::Emitter& e, const Record& record, List list) {
+  e.begin_map();
+  FieldWriter w(e);
+  list(w, record);
+  e.end_map();
+}
+
+/// Reads the fields that `list(FieldReader&, Record&)` names into a new
+/// Record; the caller checks consistency and unknown keys.
+template <typename Record, typename List>
+Record read_fields(yaml::MapReader& r, List list) {
+  Record record;
+  FieldReader f(r);
+  list(f, record);
+  return record;
+}
+
+/// A configuration's size (HintConfig, ProfileSample, the agent's profile
+/// entries): nodes, replicas, per-replica batch (an integer, or a real
+/// where the record keeps a mean).
+template <typename Fields, typename Record>
+void shape_fields(Fields& f, Record& s) {
+  f.integer("nodes", s.nodes, 1, kMaxNodes);
+  f.integer("replicas", s.replicas, 1, kMaxReplicas);
+  if constexpr (std::is_floating_point_v<decltype(s.atomic_batch)>)
+    f.real("atomic_batch", s.atomic_batch, 1, static_cast<double>(kMaxAtomic));
+  else
+    f.integer("atomic_batch", s.atomic_batch, 1, kMaxAtomic);
+}
+
+/// Records a problem if a shape read by shape_fields() has fewer replicas
+/// than nodes.
+template <typename Record>
+void check_shape(yaml::MapReader& r, const Record& s) {
+  if (r.ok() && s.replicas < s.nodes) r.fail("replicas", "fewer than nodes " + std::to_string(s.nodes));
+}
+
+/// Where training stands (the hint's and the agent state's): restarts,
+/// optimizer steps, progress.
+template <typename Fields, typename Record>
+void progress_fields(Fields& f, Record& s) {
+  f.integer("restart_count", s.restart_count, 0, kMaxRestarts);
+  f.integer("step", s.step, 0, kMaxCount);
+  f.real("progress", s.progress, 0, kMaxProgress);
+}
 
 void emit(yaml::Emitter& e, const BatchLimits& limits);
 void emit(yaml::Emitter& e, const PerfParams& perf);
