@@ -73,6 +73,15 @@ class EventParser {
     return fail(std::string("expected ") + wanted);
   }
 
+  // Why the start of a sequence or map at `depth` is refused (an anchor, a
+  // tag, too deep), or nullptr.
+  const char* refused_collection(const yaml_char_t* anchor, int implicit, std::size_t depth) const {
+    if (anchor != nullptr) return "anchors are not allowed";
+    if (!implicit) return "tags are not allowed";
+    if (depth + 1 > limits_.max_depth) return "nested too deeply";
+    return nullptr;
+  }
+
   // Parses the node whose first event is current.
   std::optional<Node> node(std::size_t depth) {
     if (++count_ > limits_.max_nodes) return fail("too many nodes");
@@ -92,9 +101,8 @@ class EventParser {
         return n;
       }
       case YAML_SEQUENCE_START_EVENT: {
-        if (event_.data.sequence_start.anchor != nullptr) return fail("anchors are not allowed");
-        if (!event_.data.sequence_start.implicit) return fail("tags are not allowed");
-        if (depth + 1 > limits_.max_depth) return fail("nested too deeply");
+        const auto& s = event_.data.sequence_start;
+        if (const char* why = refused_collection(s.anchor, s.implicit, depth)) return fail(why);
         n.kind = Node::Kind::kSeq;
         for (;;) {
           if (!next()) return std::nullopt;
@@ -105,9 +113,8 @@ class EventParser {
         }
       }
       case YAML_MAPPING_START_EVENT: {
-        if (event_.data.mapping_start.anchor != nullptr) return fail("anchors are not allowed");
-        if (!event_.data.mapping_start.implicit) return fail("tags are not allowed");
-        if (depth + 1 > limits_.max_depth) return fail("nested too deeply");
+        const auto& m = event_.data.mapping_start;
+        if (const char* why = refused_collection(m.anchor, m.implicit, depth)) return fail(why);
         n.kind = Node::Kind::kMap;
         for (;;) {
           if (!next()) return std::nullopt;
