@@ -112,11 +112,17 @@ struct App {
   }
 };
 
+// A new agent with `app` attached.
+std::unique_ptr<Agent> attached(const AgentOptions& o, App& app) {
+  auto a = make_local_agent(o);
+  app.attach(*a);
+  return a;
+}
+
 // A new agent (a restarted job) with `app` attached, restored from the
 // latest checkpoint; null when there was none.
 std::unique_ptr<Agent> restored(const AgentOptions& o, App& app) {
-  auto a = make_local_agent(o);
-  app.attach(*a);
+  auto a = attached(o, app);
   return a->restore() ? std::move(a) : nullptr;
 }
 
@@ -136,9 +142,8 @@ TEST(LocalAgent, RestoreResumesTheExactStep) {
   long long step = 0, samples = 0;
   double progress = 0;
   {
-    auto a = make_local_agent(options(dir));
     App app;
-    app.attach(*a);
+    auto a = attached(options(dir), app);
     EXPECT_FALSE(a->restore());
     a->set_batch_config(16, 1);
     for (int t = 0; t < 30; ++t) {
@@ -168,9 +173,8 @@ TEST(LocalAgent, RestoreResumesTheExactStep) {
 
 TEST(LocalAgent, AFailingCheckpointCallbackCommitsNothing) {
   TempDir dir;
-  auto a = make_local_agent(options(dir));
   App app;
-  app.attach(*a);
+  auto a = attached(options(dir), app);
   std::vector<float> grad(10, 0.5f);
   plain_step(*a, app, grad);
   a->step_end();
@@ -191,14 +195,20 @@ class SlurmJob {
   ~SlurmJob() { ::unsetenv("SLURM_JOB_ID"); }
 };
 
+// The agent ends the process for a requeue (RequeueMode::kExit).
+AgentOptions exit_mode_options(const TempDir& dir) {
+  AgentOptions o = options(dir);
+  o.requeue_mode = RequeueMode::kExit;
+  return o;
+}
+
 TEST(LocalAgent, ResizeSignalCheckpointsAcknowledgesWaitsAndResumes) {
   TempDir dir;
   SlurmJob job("9001");
   AgentOptions o = options(dir);
   o.requeue_wait = 0.3;
-  auto a = make_local_agent(o);
   App app;
-  app.attach(*a);
+  auto a = attached(o, app);
   std::vector<float> grad(10, 0.5f);
   for (int t = 0; t < 5; ++t) {
     plain_step(*a, app, grad);
@@ -230,11 +240,9 @@ TEST(LocalAgent, ResizeSignalCheckpointsAcknowledgesWaitsAndResumes) {
 TEST(LocalAgent, ResizeInExitModeAcknowledgesAndTellsTheLoopToExit) {
   TempDir dir;
   SlurmJob job("9002");
-  AgentOptions o = options(dir);
-  o.requeue_mode = RequeueMode::kExit;
-  auto a = make_local_agent(o);
+  const AgentOptions o = exit_mode_options(dir);
   App app;
-  app.attach(*a);
+  auto a = attached(o, app);
   std::vector<float> grad(10, 0.5f);
   plain_step(*a, app, grad);
   ::raise(SIGUSR1);
@@ -255,11 +263,9 @@ TEST(LocalAgent, ASignalBeforeTheAgentExistsIsNotFatalNorLost) {
   TempDir dir;
   SlurmJob job("9004");
   ::raise(SIGUSR1);  // the default action would end this process
-  AgentOptions o = options(dir);
-  o.requeue_mode = RequeueMode::kExit;
-  auto a = make_local_agent(o);
+  const AgentOptions o = exit_mode_options(dir);
   App app;
-  app.attach(*a);
+  auto a = attached(o, app);
   std::vector<float> grad(10, 0.5f);
   plain_step(*a, app, grad);
   EXPECT_EQ(a->step_end(), StepAction::kRequeueExit);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "pollux/throughput.h"
@@ -40,11 +41,15 @@ std::vector<ProfileSample> synthesize(const PerfParams& p, const std::vector<Sha
 const std::vector<Shape> kAllShapes{{1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 6}, {1, 8}, {2, 4}, {2, 8}, {3, 12}, {4, 16}};
 const std::vector<double> kBatches{4, 8, 16, 32, 64, 128};
 
+// Indices of PerfParams::to_array() and FitResult::fixed.
+enum Param { kAlphaC, kBetaC, kAlphaN, kBetaN, kAlphaR, kBetaR, kGamma };
+const char* const kNames[PerfParams::kCount] = {"alpha_c", "beta_c", "alpha_n", "beta_n",
+                                                "alpha_r", "beta_r", "gamma"};
+
 void expect_params_near(const PerfParams& got, const PerfParams& want, double rel) {
   const auto g = got.to_array(), w = want.to_array();
-  const char* names[] = {"alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma"};
   for (int k = 0; k < PerfParams::kCount; ++k)
-    EXPECT_NEAR(g[k], w[k], rel * w[k]) << names[k];
+    EXPECT_NEAR(g[k], w[k], rel * w[k]) << kNames[k];
 }
 
 TEST(Fit, RecoversParametersFromNoiseFreeSamples) {
@@ -77,7 +82,7 @@ TEST(Fit, PriorOneBatchSizeFixesAlphaC) {
   double mean = 0;
   for (const auto& s : samples) mean += s.grad_time / samples.size();
   const FitResult r = fit_perf_params(samples);
-  EXPECT_TRUE(r.fixed[0]);
+  EXPECT_TRUE(r.fixed[kAlphaC]);
   EXPECT_DOUBLE_EQ(r.params.alpha_c, mean / 2);
   // beta_c then explains the rest of the grad time.
   EXPECT_NEAR(r.params.alpha_c + r.params.beta_c * 64, predict_grad_time(kTruth, 64), 1e-3);
@@ -85,31 +90,41 @@ TEST(Fit, PriorOneBatchSizeFixesAlphaC) {
 
 TEST(Fit, PriorNoMultiNodeSampleMakesInterNodeSlower) {
   const FitResult r = fit_perf_params(synthesize(kTruth, {{1, 1}, {1, 2}, {1, 3}, {1, 4}}, kBatches));
-  EXPECT_TRUE(r.fixed[2]);
-  EXPECT_TRUE(r.fixed[3]);
+  EXPECT_TRUE(r.fixed[kAlphaN]);
+  EXPECT_TRUE(r.fixed[kBetaN]);
   EXPECT_NEAR(r.params.alpha_r, kTruth.alpha_r, 0.01 * kTruth.alpha_r);
   EXPECT_DOUBLE_EQ(r.params.alpha_n, 1.1 * r.params.alpha_r);
   EXPECT_DOUBLE_EQ(r.params.beta_n, 1.1 * r.params.beta_r);
 }
 
-TEST(Fit, PriorNoSingleNodeMultiReplicaSampleFixesIntraNode) {
-  const FitResult r = fit_perf_params(synthesize(kTruth, {{1, 1}, {2, 4}, {4, 16}}, kBatches));
-  EXPECT_TRUE(r.fixed[4]);
-  EXPECT_TRUE(r.fixed[5]);
-  EXPECT_DOUBLE_EQ(r.params.alpha_r, 1e-8);
-  EXPECT_DOUBLE_EQ(r.params.beta_r, 1e-8);
-  EXPECT_FALSE(r.fixed[2]);
+// Priors that pin parameters the samples cannot show to 1e-8.
+struct PinCase {
+  const char* name;
+  std::vector<Shape> shapes;
+  std::vector<Param> pinned;  // fixed at 1e-8
+  std::vector<Param> fitted;  // left to the fit
+};
+
+class FitPrior : public ::testing::TestWithParam<PinCase> {};
+
+TEST_P(FitPrior, PinsWhatTheSamplesCannotShow) {
+  const PinCase& c = GetParam();
+  const FitResult r = fit_perf_params(synthesize(kTruth, c.shapes, kBatches));
+  const auto got = r.params.to_array();
+  for (Param k : c.pinned) {
+    EXPECT_TRUE(r.fixed[k]) << kNames[k];
+    EXPECT_DOUBLE_EQ(got[k], 1e-8) << kNames[k];
+  }
+  for (Param k : c.fitted) EXPECT_FALSE(r.fixed[k]) << kNames[k];
 }
 
-TEST(Fit, PriorNoSampleBeyondTwoReplicasFixesBetas) {
-  const FitResult r = fit_perf_params(synthesize(kTruth, {{1, 1}, {1, 2}, {2, 2}}, kBatches));
-  EXPECT_TRUE(r.fixed[3]);
-  EXPECT_TRUE(r.fixed[5]);
-  EXPECT_DOUBLE_EQ(r.params.beta_n, 1e-8);
-  EXPECT_DOUBLE_EQ(r.params.beta_r, 1e-8);
-  EXPECT_FALSE(r.fixed[2]);
-  EXPECT_FALSE(r.fixed[4]);
-}
+INSTANTIATE_TEST_SUITE_P(
+    Fit, FitPrior,
+    ::testing::Values(PinCase{"NoSingleNodeMultiReplicaSampleFixesIntraNode", {{1, 1}, {2, 4}, {4, 16}},
+                              {kAlphaR, kBetaR}, {kAlphaN}},
+                      PinCase{"NoSampleBeyondTwoReplicasFixesBetas", {{1, 1}, {1, 2}, {2, 2}},
+                              {kBetaN, kBetaR}, {kAlphaN, kAlphaR}}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Fit, OneReplicaOnlyStillGivesAUsableModel) {
   // The first profile a job has: one GPU, one batch size.

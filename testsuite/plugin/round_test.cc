@@ -46,6 +46,15 @@ ElasticJobSnapshot running_job(std::uint32_t id, const Placement& p, const std::
   return j;
 }
 
+// Released at `p` five seconds ago; Slurm has not started it yet.
+ElasticJobSnapshot starting_job(std::uint32_t id, const Placement& p, const std::vector<NodeSnapshot>& nodes) {
+  ElasticJobSnapshot j = pending_job(id);
+  j.held_by_pollux = false;
+  j.state = state(Phase::kStarting, to_alloc(p, nodes), kNow - 5);
+  j.decided = p;
+  return j;
+}
+
 struct Fixture {
   Snapshot snap;
   std::vector<JobInput> inputs;
@@ -239,11 +248,7 @@ TEST_F(Checkpointing, ARequeueToNoGpusHoldsTheJob) {
 
 TEST(Round, AStartingJobIsReleasedAgainOnlyWhenItsSizeChanges) {
   Fixture f;
-  ElasticJobSnapshot j = pending_job(7);
-  j.held_by_pollux = false;
-  j.state = state(Phase::kStarting, Alloc{1, 4, "n2"}, kNow - 5);
-  j.decided = on({{1, 4}});
-  f.add(j);
+  f.add(starting_job(7, on({{1, 4}}), f.snap.nodes));
   f.policy.answer = {on({{1, 4}})};
   EXPECT_EQ(f.run().decisions[0].action, Action::kNone);
   EXPECT_EQ(f.policy.seen_current[0], on({{1, 4}}));
@@ -301,11 +306,7 @@ TEST(Round, GpusAreKeptForRigidJobsAtTheHeadOfTheQueue) {
 
 TEST(Round, APromiseThatNoLongerFitsIsNotShownAsCurrent) {
   Fixture f;
-  ElasticJobSnapshot j = pending_job(7);
-  j.held_by_pollux = false;
-  j.state = state(Phase::kStarting, Alloc{1, 4, "n1"}, kNow - 5);
-  j.decided = on({{0, 4}});
-  f.add(j);
+  f.add(starting_job(7, on({{0, 4}}), f.snap.nodes));
   f.snap.nodes[0].rigid_gpus = 2;  // a rigid job took half of n1 meanwhile
   f.policy.answer = {on({{1, 4}})};
   const RoundResult r = f.run();
