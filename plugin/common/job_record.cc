@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Job records and requests (see job_record.h).
 #include "job_record.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The parts of slurmctld's job records and requests that the Pollux
 // plugins classify by or own. Callers hold the job lock (read to look,
 // write to change).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The slurmctld internals the Pollux plugins use, from the Slurm source
 // tree of the installed version (configure --with-slurm-source). Every
 // symbol resolves from the slurmctld executable when the plugin is loaded.

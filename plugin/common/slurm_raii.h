@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Scope guards for slurmctld's locks and list iterators: an exception
 // (std::bad_alloc, in practice) thrown while one is held must neither leave
 // slurmctld locked nor leave an iterator registered in one of its lists.

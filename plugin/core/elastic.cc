@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Elastic job classification (see elastic.h).
 #include "elastic.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Which jobs are elastic, and the sizes an elastic job may be given.
 //
 // An elastic job is a requeueable batch job (--requeue, or JobRequeue=1 in

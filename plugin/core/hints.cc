@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Hint reading (see hints.h).
 #include "hints.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Reading the elastic jobs' hint files from the spool each round, outside
 // slurmctld's locks. The files are untrusted: read_hint_file() (spool
 // library) checks owner, symlinks, size, every field and the version. A

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // SystemComment format (see job_comment.h).
 #include "job_comment.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What sched/pollux keeps about each elastic job, in the job's
 // SystemComment: a field that only slurmctld writes (neither users nor
 // administrators can update it), that `scontrol show job` prints and that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Hint -> goodput model (see job_model.h).
 #include "job_model.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A job's goodput model as sched/pollux sees it: built from the job's
 // validated hint (pollux/hint.h), or absent when the job has published no
 // fitted model yet, in which case its speedup is taken as linear.

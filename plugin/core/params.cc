@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // SchedulerParameters parsing (see params.h).
 #include "params.h"
 

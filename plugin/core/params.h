@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sched/pollux's administrator parameters: the pollux_* options of
 // slurm.conf SchedulerParameters (Slurm's comma-separated Key=Value list),
 // their defaults and ranges. Documented in doc/man/sched_pollux.5.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // One scheduling round (see round.h).
 #include "round.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // One scheduling round of sched/pollux, without Slurm: from a copy of the
 // cluster's state (taken under slurmctld's read locks), the jobs' models and
 // the Pollux policy to what must change in Slurm (applied under its write

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // job_submit/pollux: the companion of sched/pollux (JobSubmitPlugins=pollux).
 //
 // job_submit(): holds every elastic job (rules: plugin/core/elastic.h) at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Applying a round's decisions to slurmctld's job records (under its write
 // locks): holds, releases at a size, checkpoint signals, requeues, and the
 // SystemComment of every elastic job.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The scheduling thread (see round_thread.h).
 #include "round_thread.h"
 

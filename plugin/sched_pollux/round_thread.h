@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sched/pollux's thread: a full round (policy included) every
 // pollux_interval seconds, and while resizes are in flight a light round
 // every second that only moves them on (checkpoint acknowledged -> requeue

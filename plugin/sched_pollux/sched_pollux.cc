@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sched/pollux: the slurmctld scheduler plugin. SchedulerType=sched/pollux
 // in slurm.conf loads it; doc/man/sched_pollux.5 is its manual. The plugin
 // interface (src/slurmctld/sched_plugin.c in Slurm 22.05): the three data

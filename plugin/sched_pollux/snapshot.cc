@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The round's snapshot (see snapshot.h).
 #include "snapshot.h"
 

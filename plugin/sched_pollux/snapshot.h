@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Copying what a round needs out of slurmctld's records (under its read
 // locks, as briefly as possible).
 #ifndef POLLUX_SCHED_SNAPSHOT_H

@@ -72,6 +72,9 @@ std::optional<int> parse_options(int argc, char** argv, const char* description,
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--seed", o.seed, "seed of the initialisation and the data order")->capture_default_str();
   app.add_option("--log-every", o.log_every, "steps between progress lines")->check(CLI::Range(1, 1000000000))->capture_default_str();
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "steps between periodic checkpoints, which a job killed by a failure resumes from (0: none)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--schedule", o.schedule, "cycle through these atomic batches (profiling runs; implies --no-adapt)")
       ->delimiter(',')->check(CLI::Range(1, 100000000));
   app.add_option("--schedule-steps", o.schedule_steps, "steps per --schedule entry")
@@ -106,9 +109,11 @@ int train(pollux::Agent& agent, Model& model, const Dataset& data, const Layout&
     if (c.rank == 0) save_params(c.dir + "/" + kModelFile, layout, model.params());
   });
   agent.on_restore([&](const pollux::CheckpointContext& c) { model.set_params(load_params(c.dir + "/" + kModelFile, layout)); });
-  if (agent.restore() && lead)
+  if (agent.restore() && lead) {
     std::printf("resumed step %lld progress %.3f samples %lld replicas %d batch %lld\n", agent.step(), agent.progress(),
                 agent.samples_seen(), agent.replicas(), agent.total_batch());
+    std::fflush(stdout);  // the run may be resized again before its first progress line
+  }
 
   const double m0 = agent.options().limits.init_batch;
   const double target = o.epochs * data.n_train() / m0;
@@ -166,6 +171,18 @@ int train(pollux::Agent& agent, Model& model, const Dataset& data, const Layout&
     if (epoch != last_epoch || agent.step() % o.log_every == 0) {
       last_epoch = epoch;
       report("step", model.last_loss());
+    }
+    if (o.checkpoint_every > 0 && agent.step() % o.checkpoint_every == 0 && agent.progress() < target) {
+      // A failed checkpoint leaves the previous one in place: keep training.
+      try {
+        agent.checkpoint();
+        if (lead)
+          std::printf("checkpoint step %lld progress %.3f samples %lld\n", agent.step(), agent.progress(),
+                      agent.samples_seen());
+      } catch (const std::runtime_error& e) {
+        if (lead) std::printf("checkpoint step %lld failed: %s\n", agent.step(), e.what());
+      }
+      std::fflush(stdout);
     }
   }
   model.evaluate(val_loss, val_acc);

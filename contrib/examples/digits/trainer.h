@@ -29,6 +29,7 @@ struct TrainOptions {
   long long max_steps = 0;     ///< stop after this many optimizer steps (0: no limit)
   std::uint64_t seed = 1;
   int log_every = 50;          ///< steps between progress lines (plus one per epoch)
+  long long checkpoint_every = 0;  ///< steps between periodic checkpoints (0: only the scheduler's)
   std::vector<int> schedule;   ///< fixed atomic batches to cycle through (implies no adaptation)
   int schedule_steps = 50;
   double step_delay = 0;       ///< seconds each micro-step sleeps, as a host waiting for a GPU would (demos)
