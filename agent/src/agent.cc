@@ -373,6 +373,15 @@ struct Agent::Impl {
     } catch (const std::exception& e) {
       throw std::runtime_error(dir + "/" + agent_detail::kAgentStateFile + ": " + e.what());
     }
+    // Slurm's restart count never goes down within a job: a checkpoint of a
+    // later restart than this one was left by an earlier job with the same id
+    // (ids start again when slurmctld's state is wiped). Resuming from it, or
+    // checkpointing beside it, would mix two trainings.
+    if (env.job_id != 0 && s.job_id == env.job_id && s.restart_count > env.restart_count)
+      throw std::runtime_error(dir + " was written at restart " + std::to_string(s.restart_count) + " of job " +
+                               std::to_string(s.job_id) + ", but this job is at restart " +
+                               std::to_string(env.restart_count) + ": it belongs to an earlier job with the same id; "
+                               "move " + store.root() + " away or set POLLUX_CHECKPOINT_DIR");
     bool failed = false;
     try {
       if (load_fn) load_fn(CheckpointContext{dir, rank, replicas, s.step});

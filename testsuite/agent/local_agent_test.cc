@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <thread>
 
@@ -169,6 +170,44 @@ TEST(LocalAgent, RestoreResumesTheExactStep) {
   // Re-picked for this allocation (no model: M0 on one replica).
   EXPECT_EQ(b->atomic_batch(), 64);
   EXPECT_EQ(b->accum_steps(), 0);
+}
+
+// Job ids start again when slurmctld's state is wiped: a checkpoint from a
+// later restart of "the same" job id is an earlier job's, and is refused.
+TEST(LocalAgent, RefusesACheckpointOfAnEarlierJobWithTheSameId) {
+  TempDir dir;
+  std::vector<float> grad(100, 0.5f);
+  struct Env {
+    Env() { ::setenv("SLURM_JOB_ID", "4242", 1); }
+    ~Env() {
+      ::unsetenv("SLURM_JOB_ID");
+      ::unsetenv("SLURM_RESTART_COUNT");
+    }
+  } env;
+  ::setenv("SLURM_RESTART_COUNT", "2", 1);
+  {
+    App app;
+    auto a = attached(options(dir), app);
+    plain_step(*a, app, grad);
+    a->step_end();
+    a->checkpoint();
+  }
+  ::setenv("SLURM_RESTART_COUNT", "3", 1);  // the same job, requeued: resumes
+  {
+    App app;
+    EXPECT_TRUE(restored(options(dir), app));
+    EXPECT_EQ(app.model_step, 1);
+  }
+  ::setenv("SLURM_RESTART_COUNT", "0", 1);  // a new job that got the same id
+  App app;
+  auto b = attached(options(dir), app);
+  try {
+    b->restore();
+    ADD_FAILURE() << "restored a checkpoint of an earlier job";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("earlier job with the same id"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(app.model_step, 0);
 }
 
 TEST(LocalAgent, AFailingCheckpointCallbackCommitsNothing) {
