@@ -5,7 +5,10 @@
 set -eu
 sim=$1
 traces=$2
-command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1 || { echo "SKIP: no gnuplot"; exit 77; }
+if ! command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+  [ "${POLLUX_TESTS_NO_SKIP:-0}" = 1 ] && { echo "FAILED: no gnuplot (POLLUX_TESTS_NO_SKIP=1)" >&2; exit 1; }
+  echo "SKIP: no gnuplot"; exit 77
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 head -n 21 "$traces/workloads/workload-3.csv" >"$tmp/w3.csv"

@@ -1,7 +1,9 @@
 # Sourced by the integration tests (label slurm). Each test brings up its
 # own local cluster (contrib/local-cluster) in a fresh directory on free
 # ports, and stops it on exit, failure included, so no daemon outlives it.
-# Exits 77 (CTest: skipped) with a reason when the machine cannot run it.
+# Exits 77 (CTest: skipped) with a reason when the machine cannot run it,
+# or fails instead when POLLUX_TESTS_NO_SKIP=1 (contrib/run-tests as root:
+# everything was installed and built, so a skip would hide a broken setup).
 set -euo pipefail
 
 : "${POLLUX_BUILD:?set POLLUX_BUILD to the build directory (CTest does)}"
@@ -11,7 +13,10 @@ cluster_tool=$POLLUX_SRC/contrib/local-cluster/pollux-local-cluster
 export POLLUX_TEST_HINT=$POLLUX_BUILD/testsuite/slurm/pollux-test-hint
 test_name=${0##*/}
 
-skip() { echo "SKIPPED: $test_name: $*"; exit 77; }
+skip() {
+  [[ ${POLLUX_TESTS_NO_SKIP:-0} == 1 ]] && { echo "FAILED: $test_name: cannot run (POLLUX_TESTS_NO_SKIP=1): $*" >&2; exit 1; }
+  echo "SKIPPED: $test_name: $*"; exit 77
+}
 fail() { echo "FAILED: $test_name: $*" >&2; exit 1; }
 note() { echo "[$(date +%T)] $*"; }
 
