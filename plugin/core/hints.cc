@@ -2,9 +2,16 @@
 // Hint reading (see hints.h).
 #include "hints.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string_view>
 #include <unordered_set>
 
 #include "pollux/hint.h"
@@ -33,6 +40,17 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
       logged_.erase(job.job_id);
       continue;
     }
+    if (st.st_uid != job.uid && !S_ISDIR(st.st_mode)) {
+      // Not the job's user's: planted under this job's name by someone else
+      // (the spool is world-writable). Refused, and removed, since the
+      // sticky bit would keep the job's own agent from replacing it.
+      std::string why = path + ": owned by uid " + std::to_string(st.st_uid) + ", not the job's user " +
+                        std::to_string(job.uid);
+      why += ::unlink(path.c_str()) == 0 ? " (removed)" : std::string(" (cannot remove it: ") + std::strerror(errno) + ")";
+      cache_.erase(job.job_id);
+      log_("JobId=" + std::to_string(job.job_id) + ": hint rejected, no model used: " + why);
+      continue;
+    }
     const std::int64_t mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     auto cached = cache_.find(job.job_id);
     if (cached != cache_.end() && S_ISREG(st.st_mode) && st.st_uid == job.uid && cached->second.ino == st.st_ino &&
@@ -41,6 +59,12 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
       continue;
     }
     HintResult r = read_hint_file(path, job.uid, job.job_id);
+    if (r && job.submit_time > 0 && r.hint->timestamp < job.submit_time - kHintClockSlack) {
+      r.error = path + ": written at " + std::to_string(static_cast<long long>(r.hint->timestamp)) +
+                ", before the job was submitted (" + std::to_string(static_cast<long long>(job.submit_time)) +
+                "): left by an earlier job with the same id";
+      r.hint.reset();
+    }
     if (!r) {
       cache_.erase(job.job_id);
       std::string& last = logged_[job.job_id];
@@ -57,6 +81,60 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
   for (auto it = cache_.begin(); it != cache_.end();) it = seen.count(it->first) ? std::next(it) : cache_.erase(it);
   for (auto it = logged_.begin(); it != logged_.end();) it = seen.count(it->first) ? std::next(it) : logged_.erase(it);
   return inputs;
+}
+
+namespace {
+
+// The job id of a spool entry the agents write: "<id>.hint.yaml" or its
+// temporary ".<id>.hint.yaml.tmp.XXXXXX"; nullopt for any other name.
+std::optional<std::uint32_t> spool_entry_job(std::string_view name) {
+  constexpr std::string_view kSuffix = ".hint.yaml";
+  if (!name.empty() && name.front() == '.') {
+    name.remove_prefix(1);
+    const auto tmp = name.find(".tmp.");
+    if (tmp == std::string_view::npos) return std::nullopt;
+    name = name.substr(0, tmp);
+  }
+  if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix) return std::nullopt;
+  name.remove_suffix(kSuffix.size());
+  if (name.size() > 10) return std::nullopt;
+  std::uint64_t id = 0;
+  for (const char c : name) {
+    if (c < '0' || c > '9') return std::nullopt;
+    id = id * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (id == 0 || id > UINT32_MAX) return std::nullopt;
+  return static_cast<std::uint32_t>(id);
+}
+
+}  // namespace
+
+SpoolSweep sweep_spool(const Snapshot& snap, const std::string& spool_dir, double max_age) noexcept {
+  SpoolSweep out;
+  try {
+    std::unordered_set<std::uint32_t> live;
+    for (const ElasticJobSnapshot& j : snap.jobs) live.insert(j.job_id);
+    const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(spool_dir.c_str()), ::closedir);
+    if (!dir) {
+      out.errors.push_back("cannot read the spool " + spool_dir + ": " + std::strerror(errno));
+      return out;
+    }
+    const int fd = ::dirfd(dir.get());
+    while (const dirent* e = ::readdir(dir.get())) {
+      const std::optional<std::uint32_t> id = spool_entry_job(e->d_name);
+      if (!id || live.count(*id)) continue;
+      struct stat st {};
+      if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+      if (S_ISDIR(st.st_mode) || snap.now - static_cast<double>(st.st_mtim.tv_sec) < max_age) continue;
+      if (::unlinkat(fd, e->d_name, 0) == 0)
+        ++out.removed;
+      else if (errno != ENOENT)
+        out.errors.push_back("cannot remove " + spool_dir + "/" + e->d_name + ": " + std::strerror(errno));
+    }
+  } catch (...) {
+    out.errors.push_back("out of memory sweeping the spool " + spool_dir);
+  }
+  return out;
 }
 
 }  // namespace pollux::sched

@@ -27,7 +27,9 @@ class HintReader {
 
   /// One JobInput per job of the snapshot (jobs held by others get none).
   /// A file unchanged since the last round (same inode, size, mtime) is not
-  /// read again.
+  /// read again. A file owned by another user than the job's is removed
+  /// (after the rejection is logged), so that the job's agent can write
+  /// its own.
   std::vector<JobInput> read(const Snapshot& snap, const std::string& spool_dir);
 
  private:
@@ -41,6 +43,25 @@ class HintReader {
   std::unordered_map<std::uint32_t, Cached> cache_;       // by job id: the last valid hint
   std::unordered_map<std::uint32_t, std::string> logged_;  // by job id: the last rejection logged
 };
+
+/// A hint written this long before its job was submitted (Unix seconds)
+/// was left by an earlier job with the same id; the slack covers clock
+/// differences between the compute nodes and slurmctld's host.
+inline constexpr double kHintClockSlack = 300;
+
+/// What sweep_spool() did.
+struct SpoolSweep {
+  int removed = 0;
+  std::vector<std::string> errors;  ///< one line per file that could not be removed or read
+};
+
+/// Removes from the spool the hint files (`<id>.hint.yaml`) of jobs that
+/// are not elastic jobs of `snap` and that nobody has written for `max_age`
+/// seconds, and the temporary files of writers that died as long ago, so
+/// that the spool does not grow without bound and a job that later reuses
+/// an id never meets an earlier job's hint. Entries are examined without
+/// following links; other names are left alone. Never throws.
+SpoolSweep sweep_spool(const Snapshot& snap, const std::string& spool_dir, double max_age) noexcept;
 
 /// The JobInput a valid hint gives: its model (if it has one), its
 /// checkpoint acknowledgement (if it is ready to be requeued) and the scale

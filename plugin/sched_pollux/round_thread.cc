@@ -164,8 +164,9 @@ class RoundThread {
         error("sched/pollux: pollux_spool_dir=%s is not a directory: no job's hint can be read",
               params_.spool_dir.c_str());
       else if ((st.st_mode & 01777) != 01777)
-        verbose("sched/pollux: %s is mode %o, not 1777: jobs may be unable to write their hints",
-                params_.spool_dir.c_str(), st.st_mode & 07777);
+        info("sched/pollux: %s is mode %o, not 1777 (world-writable, sticky): jobs may be unable to write "
+             "their hints, or able to remove each other's",
+             params_.spool_dir.c_str(), st.st_mode & 07777);
       return;
     }
     std::string path;
@@ -189,6 +190,13 @@ class RoundThread {
     }
     const double read_ms = ms_since(t0);
     const std::vector<JobInput> inputs = hints_.read(snap, params_.spool_dir);
+    if (full && snap.now >= next_sweep_) {
+      next_sweep_ = snap.now + kSweepEvery;
+      const SpoolSweep sweep = sweep_spool(snap, params_.spool_dir, kSweepEvery);
+      for (const std::string& e : sweep.errors) error("sched/pollux: %s", e.c_str());
+      if (sweep.removed > 0)
+        debug("sched/pollux: removed %d hint file(s) of ended jobs from %s", sweep.removed, params_.spool_dir.c_str());
+    }
     const Clock::time_point t1 = Clock::now();
     const RoundResult result = plan_round(snap, inputs, params_, full ? policy_.get() : nullptr);
     const double plan_ms = ms_since(t1);
@@ -237,12 +245,15 @@ class RoundThread {
   }
 
   static constexpr Clock::duration kTick = std::chrono::seconds(1);
+  // Hints of ended jobs are removed once they are this old, checked as often.
+  static constexpr double kSweepEvery = 3600;
 
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
   bool reconfig_ = true;  // the first thing the thread does: read the parameters
   bool in_flight_ = false;
+  double next_sweep_ = 0;
   bool loaded_ = false;
   Params params_;
   std::unique_ptr<Policy> policy_;

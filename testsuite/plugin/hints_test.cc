@@ -88,13 +88,21 @@ TEST_F(HintReaderTest, ASymlinkIsRejected) {
   EXPECT_NE(log[0].find("JobId=11"), std::string::npos);
 }
 
-TEST_F(HintReaderTest, AFileOfAnotherUserIsRejected) {
+TEST_F(HintReaderTest, AFileOfAnotherUserIsRejectedAndRemoved) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
   write(11, hint_for(11));
   ASSERT_EQ(::chown(hint_path(dir.path(), 11).c_str(), 4242, 4242), 0);
   EXPECT_FALSE(read()[0].model);
   ASSERT_EQ(log.size(), 1u);
   EXPECT_NE(log[0].find("JobId=11"), std::string::npos);
+  EXPECT_NE(log[0].find("owned by uid 4242"), std::string::npos) << log[0];
+  EXPECT_NE(log[0].find("(removed)"), std::string::npos) << log[0];
+  // Gone, so the job's own agent can write its hint, which is then taken up.
+  struct stat st {};
+  EXPECT_NE(::lstat(hint_path(dir.path(), 11).c_str(), &st), 0);
+  write(11, hint_for(11));
+  EXPECT_TRUE(read()[0].model);
+  EXPECT_EQ(log.size(), 1u);
 }
 
 TEST_F(HintReaderTest, AnUnchangedFileIsNotReadAgain) {
@@ -123,6 +131,70 @@ TEST_F(HintReaderTest, JobsHeldByOthersAreNotRead) {
   write(11, hint_for(11));
   snap.jobs[0].held_by_other = true;
   EXPECT_FALSE(read()[0].model);
+}
+
+TEST_F(HintReaderTest, AHintWrittenBeforeTheJobWasSubmittedIsRejected) {
+  write(11, hint_for(11));  // timestamp 1700000000.5
+  snap.jobs[0].submit_time = 1700000000.5 + kHintClockSlack + 1;
+  snap.jobs[1].submit_time = 1700000000.5 + kHintClockSlack - 1;  // within the clock slack
+  write(12, hint_for(12));
+  const auto in = read();
+  EXPECT_FALSE(in[0].model);
+  EXPECT_TRUE(in[1].model);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("JobId=11: hint rejected"), std::string::npos) << log[0];
+  EXPECT_NE(log[0].find("left by an earlier job with the same id"), std::string::npos) << log[0];
+}
+
+class SpoolSweepTest : public HintReaderTest {
+ protected:
+  // A file in the spool last written `age` seconds before snap.now.
+  void put(const std::string& name, double age, bool symlink = false) {
+    const std::string path = dir.path() + "/" + name;
+    if (symlink) {
+      ASSERT_EQ(::symlink("/etc/passwd", path.c_str()), 0);
+    } else {
+      std::ofstream(path) << "x";
+    }
+    const struct timespec t = {static_cast<time_t>(snap.now - age), 0};
+    const struct timespec times[2] = {t, t};
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+  }
+  bool exists(const std::string& name) {
+    struct stat st {};
+    return ::lstat((dir.path() + "/" + name).c_str(), &st) == 0;
+  }
+};
+
+TEST_F(SpoolSweepTest, RemovesOnlyOldFilesOfJobsThatAreNotElastic) {
+  put("11.hint.yaml", 7200);               // an elastic job of the snapshot: kept however old
+  put("99.hint.yaml", 7200);               // an ended job: removed
+  put("98.hint.yaml", 60);                 // ended a minute ago: kept for now
+  put(".97.hint.yaml.tmp.a1B2c3", 7200);   // a dead writer's temporary file: removed
+  put("96.hint.yaml", 7200, true);         // a planted link: removed, its target untouched
+  put("notes.txt", 7200);                  // not the agents' name: left alone
+  put("x1.hint.yaml", 7200);
+  put("99999999999.hint.yaml", 7200);      // beyond a job id
+  const SpoolSweep s = sweep_spool(snap, dir.path(), 3600);
+  EXPECT_TRUE(s.errors.empty());
+  EXPECT_EQ(s.removed, 3);
+  EXPECT_TRUE(exists("11.hint.yaml"));
+  EXPECT_FALSE(exists("99.hint.yaml"));
+  EXPECT_TRUE(exists("98.hint.yaml"));
+  EXPECT_FALSE(exists(".97.hint.yaml.tmp.a1B2c3"));
+  EXPECT_FALSE(exists("96.hint.yaml"));
+  EXPECT_TRUE(exists("notes.txt"));
+  EXPECT_TRUE(exists("x1.hint.yaml"));
+  EXPECT_TRUE(exists("99999999999.hint.yaml"));
+  struct stat st {};
+  EXPECT_EQ(::stat("/etc/passwd", &st), 0);
+}
+
+TEST_F(SpoolSweepTest, AMissingSpoolIsAnError) {
+  const SpoolSweep s = sweep_spool(snap, dir.path() + "/none", 3600);
+  EXPECT_EQ(s.removed, 0);
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_NE(s.errors[0].find("cannot read the spool"), std::string::npos) << s.errors[0];
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 # The spool is untrusted: a hint file owned by another user than the job's,
 # or reached through a symlink, is ignored: logged once with the job id and
 # the reason, and the job is scheduled as if it had no hint (no model, one
-# GPU), however well the file claims the job scales.
+# GPU), however well the file claims the job scales. The other user's file
+# is removed, so that the job's own agent can write its hint.
 source "$(dirname "$0")/lib.sh"
 start_cluster
 spool=$CLUSTER_DIR/spool/pollux
@@ -36,6 +37,7 @@ for j in "$other" "$link"; do
 done
 grep "JobId=$other: hint rejected" "$CLUSTER_DIR/log/slurmctld.log" | grep -q "owned by\|owner\|uid" ||
   fail "the reason for job $other does not name the owner: $(grep "JobId=$other: hint rejected" "$CLUSTER_DIR/log/slurmctld.log")"
+[[ ! -e $spool/$other.hint.yaml ]] || fail "the hint planted by another user under job $other's name was not removed"
 grep "JobId=$link: hint rejected" "$CLUSTER_DIR/log/slurmctld.log" | grep -qi "symlink\|symbolic\|ELOOP\|links" ||
   fail "the reason for job $link does not name the symlink: $(grep "JobId=$link: hint rejected" "$CLUSTER_DIR/log/slurmctld.log")"
 # A valid hint in place of the bad one is taken up: the job grows.
