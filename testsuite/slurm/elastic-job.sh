@@ -5,7 +5,9 @@
 # (checkpoint.ready_for_requeue) and waits to be requeued.
 # Environment (from the test): POLLUX_TEST_HINT (the pollux-test-hint
 # program), POLLUX_TEST_SPOOL, POLLUX_TEST_SCALING (good, poor or none),
-# POLLUX_TEST_PROFILED (replicas to claim as profiled; default: this run's).
+# POLLUX_TEST_PROFILED (replicas to claim as profiled; default: this run's),
+# POLLUX_TEST_ACK_DELAY (seconds a checkpoint takes before it is
+# acknowledged; default 0).
 gpus=${SLURM_NTASKS:-1}
 echo "start $(date +%s.%N) restart=${SLURM_RESTART_COUNT:-0} nodes=$SLURM_JOB_NODELIST gpus=$gpus"
 export POLLUX_TEST_GPUS=$gpus
@@ -16,6 +18,7 @@ exec srun --ntasks=1 --nodes=1 --overlap bash -c '
   trap "asked=1" USR1
   while :; do
     if ((asked == 1)); then
+      sleep "${POLLUX_TEST_ACK_DELAY:-0}"
       hint --ack && echo "checkpoint acknowledged $(date +%s.%N)"
       asked=2
     elif ((asked == 0)); then
