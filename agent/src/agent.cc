@@ -137,7 +137,7 @@ struct Agent::Impl {
         opt(std::move(o)),
         env(std::move(e)),
         estimator((opt.validate(), opt.limits.init_batch), opt.smoothing),
-        store(checkpoint_root(opt, env)),
+        store(checkpoint_root(opt, env), env.restart_count),
         resize_signal(opt.resize_signal) {
     rank = comm->rank();
     replicas = comm->size();
@@ -253,17 +253,30 @@ struct Agent::Impl {
   }
 
   // --- Checkpoints ----------------------------------------------------------
+  // Rank 0's verdict travels to every rank as a string; this prefix marks a
+  // superseded run (CheckpointStore's fencing), which every rank then
+  // reports by throwing SupersededError: the training must stop.
+  static constexpr std::string_view kSuperseded = "superseded:";
+
+  void throw_if_superseded(const std::string& verdict) const {
+    if (verdict.rfind(kSuperseded, 0) == 0) throw SupersededError(verdict.substr(kSuperseded.size()));
+  }
+
   bool take_checkpoint() {
     std::string dir, err;
     if (rank == 0) {
       try {
         dir = store.begin(step);
+      } catch (const SupersededError& e) {
+        dir = std::string(kSuperseded) + e.what();
+        log(rank, "checkpoint at step %lld refused: %s", step, e.what());
       } catch (const std::exception& e) {
         err = e.what();
       }
       if (!err.empty()) log(rank, "checkpoint at step %lld not taken: %s", step, err.c_str());
     }
     comm->broadcast(dir, 0);
+    throw_if_superseded(dir);
     if (dir.empty()) return false;
     bool failed = false;
     try {
@@ -272,6 +285,9 @@ struct Agent::Impl {
     } catch (const std::exception& e) {
       failed = true;
       log(rank, "checkpoint at step %lld failed: %s", step, e.what());
+    } catch (...) {  // the other ranks wait in count_failures(): never leave without them
+      failed = true;
+      log(rank, "checkpoint at step %lld failed: the checkpoint callback threw a non-standard exception", step);
     }
     // Also the barrier: every rank has written its part before the commit.
     if (count_failures(failed) > 0) {
@@ -283,12 +299,16 @@ struct Agent::Impl {
       try {
         const std::string final_dir = store.commit(dir);
         if (opt.verbose >= 1) log(rank, "checkpoint of step %lld committed: %s", step, final_dir.c_str());
+      } catch (const SupersededError& e) {
+        result = std::string(kSuperseded) + e.what();
+        log(rank, "checkpoint at step %lld not committed: %s", step, e.what());
       } catch (const std::exception& e) {
         result = e.what();
-        log(rank, "checkpoint at step %lld not committed (the previous one stays): %s", step, e.what());
+        log(rank, "checkpoint at step %lld failed: %s", step, e.what());
       }
     }
     comm->broadcast(result, 0);
+    throw_if_superseded(result);
     return result == "ok";
   }
 
@@ -349,16 +369,20 @@ struct Agent::Impl {
     std::string payload;
     if (rank == 0) {
       try {
+        store.claim();  // this run owns the checkpoints from now on
         if (const std::optional<std::string> dir = store.latest()) {
           const FileRead f = read_file_checked(*dir + "/" + agent_detail::kAgentStateFile, kMaxStateBytes);
           if (!f) throw std::runtime_error(f.error);
           payload = *dir + "\n" + f.data;
         }
+      } catch (const SupersededError& e) {
+        payload = std::string(kSuperseded) + e.what();
       } catch (const std::exception& e) {
         payload = std::string("!") + e.what();
       }
     }
     comm->broadcast(payload, 0);
+    throw_if_superseded(payload);
     if (payload.empty()) {
       if (rank == 0 && env.restart_count > 0)
         log(rank, "restart %d but no checkpoint in %s: starting from scratch", env.restart_count, store.root().c_str());
@@ -388,6 +412,9 @@ struct Agent::Impl {
     } catch (const std::exception& e) {
       failed = true;
       log(rank, "restore from %s failed: %s", dir.c_str(), e.what());
+    } catch (...) {
+      failed = true;
+      log(rank, "restore from %s failed: the restore callback threw a non-standard exception", dir.c_str());
     }
     if (const int n = count_failures(failed); n > 0)
       throw std::runtime_error("restore from " + dir + " failed on " + std::to_string(n) + " rank(s)");
@@ -396,7 +423,8 @@ struct Agent::Impl {
     samples = s.samples;
     progress = s.progress;
     if (s.estimator_init_batch == opt.limits.init_batch) {
-      estimator.restore(s.estimator);
+      if (!estimator.restore(s.estimator) && rank == 0)
+        log(rank, "the gradient statistics in %s are not valid: they start afresh", dir.c_str());
     } else if (rank == 0) {
       log(rank, "initial batch changed from %g to %g: gradient statistics start afresh", s.estimator_init_batch,
           opt.limits.init_batch);
@@ -513,8 +541,12 @@ struct Agent::Impl {
     StepAction action = StepAction::kContinue;
     if (resize_requested) {
       resize_requested = false;
-      seen_signals = packet_signals;
-      agent_detail::ResizeSignal::set_handled(packet_signals);
+      // Every signal received so far is answered by this checkpoint: also
+      // one that reached this rank after its synchronize(), while another
+      // rank had it before (srun does not signal all ranks at once).
+      // Counting only packet_signals would flag a second resize next step.
+      seen_signals = std::max(packet_signals, agent_detail::ResizeSignal::received());
+      agent_detail::ResizeSignal::set_handled(seen_signals);
       action = resize();
     }
     update_gain();

@@ -10,6 +10,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -23,6 +24,7 @@ namespace {
 constexpr const char* kLatest = "latest";
 constexpr const char* kPrefix = "ckpt-";
 constexpr const char* kTmpPrefix = ".tmp-ckpt-";
+constexpr const char* kOwner = "owner";
 
 std::runtime_error sys_error(const std::string& what, const std::string& path) {
   return std::runtime_error(what + " " + path + ": " + std::strerror(errno));
@@ -85,19 +87,58 @@ void make_directories(const std::string& path, unsigned mode) {
     pos = path.find('/', pos + 1);
     partial = path.substr(0, pos);
     if (partial.empty()) continue;
-    if (::mkdir(partial.c_str(), mode) != 0 && errno != EEXIST) throw sys_error("cannot create directory", partial);
+    if (::mkdir(partial.c_str(), mode) == 0) {
+      // A new directory's entry is durable only once its parent is synced.
+      if (std::string err = fsync_parent(partial); !err.empty()) throw std::runtime_error(err);
+    } else if (errno != EEXIST) {
+      throw sys_error("cannot create directory", partial);
+    }
   }
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     throw std::runtime_error("not a directory: " + path);
 }
 
-CheckpointStore::CheckpointStore(std::string root) : root_(std::move(root)) {
+CheckpointStore::CheckpointStore(std::string root, long generation)
+    : root_(std::move(root)), generation_(generation) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
 }
 
-std::string CheckpointStore::begin(long long step) {
+long CheckpointStore::owner() const {
+  const std::string path = root_ + "/" + kOwner;
+  if (::access(path.c_str(), F_OK) != 0) return -1;
+  const FileRead f = read_file_checked(path, 64);
+  if (!f) throw std::runtime_error("checkpoint owner: " + f.error);
+  char* end = nullptr;
+  errno = 0;
+  const long g = std::strtol(f.data.c_str(), &end, 10);
+  if (end == f.data.c_str() || errno != 0 || g < 0 || (*end != '\n' && *end != '\0'))
+    throw std::runtime_error(path + ": not a restart count: '" + f.data + "'");
+  return g;
+}
+
+void CheckpointStore::check_owner() const {
+  const long g = owner();
+  if (g > generation_)
+    throw SupersededError(root_ + " belongs to restart " + std::to_string(g) + " of the job, and this run is restart " +
+                          std::to_string(generation_) + ": it was superseded (requeued while it still ran) and "
+                          "stops; or the directory was left by an earlier job with the same id: move it away or "
+                          "set POLLUX_CHECKPOINT_DIR");
+}
+
+void CheckpointStore::claim() {
   make_directories(root_);
+  check_owner();
+  if (owner() != generation_) {
+    if (std::string err = write_file_atomic(root_ + "/" + kOwner, std::to_string(generation_) + "\n"); !err.empty())
+      throw std::runtime_error(err);
+  }
+  claimed_ = true;
+}
+
+std::string CheckpointStore::begin(long long step) {
+  if (!claimed_) claim();
+  check_owner();  // before removing temporaries, which may be a later run's
   // Stale temporaries are from checkpoints that were interrupted.
   for (const std::string& n : list_dir(root_))
     if (starts_with(n, kTmpPrefix)) remove_tree(root_ + "/" + n);
@@ -116,6 +157,12 @@ std::string CheckpointStore::commit(const std::string& tmp_dir) {
   const std::string name = kPrefix + tmp_name.substr(std::strlen(kTmpPrefix));
   const std::string final_dir = root_ + "/" + name;
 
+  try {
+    check_owner();
+  } catch (const SupersededError&) {
+    remove_tree(tmp_dir);
+    throw;
+  }
   // 1. Every byte written into the checkpoint is on disk.
   if (::nftw(tmp_dir.c_str(), fsync_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
     throw sys_error("cannot fsync checkpoint", tmp_dir);
@@ -124,8 +171,14 @@ std::string CheckpointStore::commit(const std::string& tmp_dir) {
   if (std::string err = fsync_path(root_); !err.empty()) throw std::runtime_error(err);
   // 3. The pointer switches (atomic, durable). Until here `latest` names
   //    the previous checkpoint, which is untouched.
-  if (std::string err = write_file_atomic(root_ + "/" + kLatest, name + "\n"); !err.empty())
+  const std::string pointer = root_ + "/" + kLatest;
+  if (std::string err = write_file_atomic(pointer, name + "\n"); !err.empty()) {
+    // write_file_atomic() fails after its rename only in syncing the directory.
+    if (latest() == final_dir)
+      throw std::runtime_error(pointer + " names the new checkpoint " + final_dir + ", but " + err +
+                               ": it may not survive a power loss");
     throw std::runtime_error(err);
+  }
   // 4. Only now is the previous checkpoint removed.
   for (const std::string& n : list_dir(root_))
     if ((starts_with(n, kPrefix) && n != name) || starts_with(n, kTmpPrefix)) remove_tree(root_ + "/" + n);

@@ -46,6 +46,45 @@ TEST(CheckpointStore, CommitMakesTheCheckpointLatestAndDropsTheOldOne) {
   EXPECT_NE(c2.find("ckpt-000000000020-"), std::string::npos) << c2;
 }
 
+TEST(CheckpointStore, ALaterGenerationFencesAnEarlierOne) {
+  TempDir dir;
+  CheckpointStore old_run(dir / "ckpt", 0), new_run(dir / "ckpt", 1);
+  const std::string c0 = old_run.commit([&] {
+    const std::string t = old_run.begin(5);
+    write_text(t + "/model", "five");
+    return t;
+  }());
+  const std::string pending = old_run.begin(6);  // under way when the job is requeued
+  write_text(pending + "/model", "six");
+  new_run.claim();
+  EXPECT_EQ(slurp(dir / "ckpt/owner"), "1\n");
+  EXPECT_THROW(old_run.commit(pending), SupersededError);
+  EXPECT_NE(::access(pending.c_str(), F_OK), 0) << "the refused checkpoint should be removed";
+  EXPECT_EQ(new_run.latest(), c0);
+  EXPECT_THROW(old_run.begin(7), SupersededError);
+  EXPECT_THROW(old_run.claim(), SupersededError);
+  const std::string t1 = new_run.begin(6);
+  write_text(t1 + "/model", "six");
+  EXPECT_EQ(new_run.latest(), new_run.commit(t1));
+  // The same generation again (a process of the same run) is no conflict.
+  CheckpointStore same(dir / "ckpt", 1);
+  EXPECT_NO_THROW(same.claim());
+}
+
+TEST(CheckpointStore, AnUnreadableOwnerIsAnError) {
+  TempDir dir;
+  CheckpointStore store(dir.path(), 0);
+  write_text(dir / "owner", "three\n");
+  try {
+    store.claim();
+    ADD_FAILURE() << "claimed a store with a corrupt owner";
+  } catch (const SupersededError&) {
+    ADD_FAILURE() << "a corrupt owner is not a later run";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a restart count"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CheckpointStore, AbortKeepsThePreviousCheckpoint) {
   TempDir dir;
   CheckpointStore store(dir.path());

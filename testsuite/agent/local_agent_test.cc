@@ -210,6 +210,53 @@ TEST(LocalAgent, RefusesACheckpointOfAnEarlierJobWithTheSameId) {
   EXPECT_EQ(app.model_step, 0);
 }
 
+// A node cut off, not dead: Slurm requeues the job (restart 1) while the
+// old run (restart 0) still trains. Once the new run has restored, the old
+// one can no longer commit, and is told to stop on every checkpoint.
+TEST(LocalAgent, ASupersededRunCannotCommitAndIsToldToStop) {
+  TempDir dir;
+  std::vector<float> grad(10, 0.5f);
+  struct Env {
+    Env() { ::setenv("SLURM_JOB_ID", "77", 1); }
+    ~Env() {
+      ::unsetenv("SLURM_JOB_ID");
+      ::unsetenv("SLURM_RESTART_COUNT");
+    }
+  } env;
+  ::setenv("SLURM_RESTART_COUNT", "0", 1);
+  App old_app;
+  auto old_run = attached(options(dir), old_app);
+  EXPECT_FALSE(old_run->restore());
+  for (int t = 0; t < 3; ++t) {
+    plain_step(*old_run, old_app, grad);
+    old_run->step_end();
+  }
+  old_run->checkpoint();  // step 3
+
+  ::setenv("SLURM_RESTART_COUNT", "1", 1);
+  App new_app;
+  auto new_run = restored(options(dir), new_app);
+  ASSERT_TRUE(new_run);
+  EXPECT_EQ(new_app.model_step, 3);
+
+  plain_step(*old_run, old_app, grad);  // the old run goes on ...
+  old_run->step_end();
+  try {
+    old_run->checkpoint();
+    ADD_FAILURE() << "a superseded run committed a checkpoint";
+  } catch (const SupersededError& e) {
+    EXPECT_NE(std::string(e.what()).find("superseded"), std::string::npos) << e.what();
+  }
+  plain_step(*new_run, new_app, grad);  // ... while the new run's checkpoints go on
+  new_run->step_end();
+  new_run->checkpoint();
+  App check;
+  auto c = restored(options(dir), check);  // (a third run, restart 1 still)
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->step(), 4);
+  EXPECT_EQ(check.model_step, 4);
+}
+
 TEST(LocalAgent, AFailingCheckpointCallbackCommitsNothing) {
   TempDir dir;
   App app;

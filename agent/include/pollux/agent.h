@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "pollux/checkpoint_store.h"  // SupersededError
 #include "pollux/efficiency.h"
 #include "pollux/goodput.h"
 #include "pollux/throughput.h"
@@ -160,8 +161,14 @@ class Agent {
   /// Restores the latest committed checkpoint if there is one (model through
   /// the restore callback, then the agent's state) and re-picks the batch
   /// size for this allocation. Returns false when there is none. Collective.
+  /// It claims the checkpoint directory for this run (Slurm's restart
+  /// count); SupersededError if a later run of the job owns it.
   bool restore();
-  /// Takes a checkpoint now (at a step boundary). Collective.
+  /// Takes a checkpoint now (at a step boundary). Collective. Throws
+  /// std::runtime_error when it failed (the previous checkpoint stays;
+  /// training may go on), and SupersededError, on every rank, when a later
+  /// run of the job owns the checkpoint directory (Slurm requeued the job
+  /// while this run still trained): then stop training.
   void checkpoint();
 
   // --- The configuration to run the next optimizer step with -------------
@@ -214,6 +221,7 @@ class Agent {
   /// Ends the optimizer step (call after applying the update). Advances
   /// step/progress, applies a new batch configuration if one was chosen, and
   /// runs the resize protocol when the scheduler asked for it. Collective.
+  /// Throws SupersededError like checkpoint().
   StepAction step_end();
 
  private:

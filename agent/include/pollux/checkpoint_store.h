@@ -14,25 +14,53 @@
 //
 // The store is driven by one process (the agent's rank 0); other ranks
 // only write into the directory begin() returned.
+//
+// Fencing: a run of a job is one generation (Slurm's restart count). When a
+// node is cut off rather than dead, Slurm requeues the job while the old
+// run's processes may still train. Each run claims the store
+// (`<root>/owner`, its generation, replaced atomically) before it restores
+// or writes; begin() and commit() refuse with SupersededError once a later
+// generation owns the store, so a superseded run never replaces `latest`
+// nor removes the new run's files. (A later run that claims the store in
+// the instant between that check and the rename can still see one last
+// checkpoint of the old run committed; it is complete and its own step.)
 #ifndef POLLUX_CHECKPOINT_STORE_H
 #define POLLUX_CHECKPOINT_STORE_H
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 namespace pollux {
 
+/// A later run of the job owns the checkpoint store: this run is stale and
+/// must stop training (it is not an ordinary checkpoint failure).
+class SupersededError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class CheckpointStore {
  public:
-  /// `root` is created (with parents) on first use.
-  explicit CheckpointStore(std::string root);
+  /// `root` is created (with parents) on first use. `generation`: this
+  /// run's restart count (see Fencing above).
+  explicit CheckpointStore(std::string root, long generation = 0);
+
+  /// Records that this generation owns the store, unless a later one does
+  /// already (SupersededError). begin() claims it if nothing did before.
+  /// Throws std::runtime_error naming the path on other failures.
+  void claim();
 
   /// Creates a fresh temporary directory for a checkpoint of `step`.
-  /// Throws std::runtime_error naming the path on failure.
+  /// Throws SupersededError (see claim()), or std::runtime_error naming the
+  /// path on failure.
   std::string begin(long long step);
   /// Makes the checkpoint in `tmp_dir` durable and the latest; returns its
-  /// final directory. Throws std::runtime_error naming the path on failure
-  /// (the previous checkpoint then stays the latest).
+  /// final directory. Throws SupersededError (the temporary directory is
+  /// removed) when a later generation owns the store, or std::runtime_error
+  /// naming the path on failure: before the rename the previous checkpoint
+  /// stays the latest; the message says when the new one is already in
+  /// place and only its durability or the clean-up failed.
   std::string commit(const std::string& tmp_dir);
   /// Removes a temporary directory that will not be committed.
   void abort(const std::string& tmp_dir) noexcept;
@@ -44,7 +72,13 @@ class CheckpointStore {
   const std::string& root() const noexcept { return root_; }
 
  private:
+  /// The generation that owns the store; -1 when none has claimed it.
+  long owner() const;
+  void check_owner() const;
+
   std::string root_;
+  long generation_ = 0;
+  bool claimed_ = false;
 };
 
 /// mkdir -p; throws std::runtime_error naming the path on failure.

@@ -179,6 +179,8 @@ int train(pollux::Agent& agent, Model& model, const Dataset& data, const Layout&
         if (lead)
           std::printf("checkpoint step %lld progress %.3f samples %lld\n", agent.step(), agent.progress(),
                       agent.samples_seen());
+      } catch (const pollux::SupersededError&) {
+        throw;  // a later run of this job trains now: stop, do not go on
       } catch (const std::runtime_error& e) {
         if (lead) std::printf("checkpoint step %lld failed: %s\n", agent.step(), e.what());
       }
