@@ -59,7 +59,21 @@ class RoundThread {
   }
 
  private:
-  void run() {
+  // The thread's function: an exception leaving it would terminate
+  // slurmctld (std::thread), so none does, even from the waiting itself.
+  void run() noexcept {
+    try {
+      loop();
+    } catch (const std::exception& e) {
+      error("sched/pollux: the round thread stopped: %s; elastic jobs keep their sizes until slurmctld restarts",
+            e.what());
+    } catch (...) {
+      error("sched/pollux: the round thread stopped (unknown exception); elastic jobs keep their sizes until "
+            "slurmctld restarts");
+    }
+  }
+
+  void loop() {
     // Signals belong to slurmctld's signal thread.
     sigset_t all;
     sigfillset(&all);
@@ -277,6 +291,9 @@ void start_rounds() {
   } else {
     info("sched/pollux: no backfill (pollux_backfill=no): rigid jobs start in priority order only");
   }
+  // slurmctld 22.05 accepts heterogeneous jobs only with sched/backfill
+  // (proc_req.c): say so, rather than let admins find out from users.
+  info("sched/pollux: heterogeneous jobs are refused by slurmctld under any SchedulerType but sched/backfill");
 }
 
 void stop_rounds() {
