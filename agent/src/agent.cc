@@ -78,6 +78,7 @@ enum Packet {
   kMicroSteps,   // micro-gradients in the step (R * (s + 1))
   kGradTime,     // sum of micro-step seconds
   kStepTime,     // sum over ranks of the step's seconds
+  kCheckpoint,   // rank 0: 1 if a periodic checkpoint is due
   kPropose,      // rank 0: 1 if a new configuration follows
   kAtomic,
   kAccum,
@@ -123,6 +124,8 @@ struct Agent::Impl {
   RecordContext record_ctx, current_ctx;
   long seen_signals = 0, packet_signals = 0;
   bool resize_requested = false;
+  bool periodic_due = false;          // every rank: take a periodic checkpoint at this step's end
+  Clock::time_point next_periodic{};  // rank 0: when the next one is due
   std::optional<std::pair<int, int>> pending_config;
   double packet[kPacketSize] = {};
 
@@ -145,6 +148,8 @@ struct Agent::Impl {
     // A signal that came before this agent (during start-up) is acted on
     // at the first step boundary.
     seen_signals = agent_detail::ResizeSignal::handled();
+    next_periodic = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(opt.checkpoint_interval));
     if (opt.write_hints && env.job_id != 0) spool_dir = opt.spool_dir.empty() ? resolve_spool_dir() : opt.spool_dir;
     const BatchConfig init = initial_config(opt.limits, replicas);
     atomic = init.atomic_batch;
@@ -265,6 +270,9 @@ struct Agent::Impl {
   bool take_checkpoint() {
     std::string dir, err;
     if (rank == 0) {
+      // Any checkpoint, taken or tried, restarts the periodic interval.
+      next_periodic = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(opt.checkpoint_interval));
       try {
         dir = store.begin(step);
       } catch (const SupersededError& e) {
@@ -470,6 +478,8 @@ struct Agent::Impl {
     std::fill(std::begin(packet), std::end(packet), 0.0);
     packet_signals = agent_detail::ResizeSignal::received();
     packet[kResize] = packet_signals != seen_signals ? 1 : 0;
+    // Rank 0's clock decides, so that every rank checkpoints at the same step.
+    if (rank == 0 && opt.checkpoint_interval > 0 && Clock::now() >= next_periodic) packet[kCheckpoint] = 1;
     if (rec.valid) {
       packet[kValid] = 1;
       packet[kLocalSqr] = rec.local_sqr_sum;
@@ -505,6 +515,7 @@ struct Agent::Impl {
   // the resize flag, the new configuration.
   void absorb(const StepRecord& rec) {
     if (packet[kResize] > 0) resize_requested = true;
+    if (packet[kCheckpoint] > 0) periodic_due = true;
     if (packet[kPropose] > 0)
       pending_config = std::make_pair(static_cast<int>(packet[kAtomic]), static_cast<int>(packet[kAccum]));
     if (packet[kValid] != replicas || !rec.valid) return;
@@ -548,6 +559,15 @@ struct Agent::Impl {
       seen_signals = std::max(packet_signals, agent_detail::ResizeSignal::received());
       agent_detail::ResizeSignal::set_handled(seen_signals);
       action = resize();
+      periodic_due = false;  // the resize's checkpoint is as recent
+    } else if (periodic_due) {
+      periodic_due = false;
+      const bool ok = take_checkpoint();  // a failure keeps the previous one: training goes on
+      if (rank == 0) {
+        if (ok) last_checkpoint = HintCheckpoint{step, unix_now(), false};
+        if (opt.verbose >= 1 || !ok)
+          log(rank, "periodic checkpoint of step %lld %s", step, ok ? "committed" : "failed; next try in one interval");
+      }
     }
     update_gain();
     if (rank == 0 && action == StepAction::kContinue) maybe_adapt();

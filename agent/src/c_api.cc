@@ -38,6 +38,7 @@ AgentOptions from_c(const pollux_agent_options& o) {
   a.requeue_exit_code = o.requeue_exit_code;
   a.resize_signal = o.resize_signal;
   a.verbose = o.verbose;
+  a.checkpoint_interval = o.checkpoint_interval;
   return a;
 }
 
@@ -78,6 +79,7 @@ void to_c(const pollux::AgentOptions& a, pollux_agent_options* o) {
   o->requeue_exit_code = a.requeue_exit_code;
   o->resize_signal = a.resize_signal;
   o->verbose = a.verbose;
+  o->checkpoint_interval = a.checkpoint_interval;
 }
 
 pollux::CheckpointFn c_callback(pollux_checkpoint_fn fn, void* user, const char* what) {

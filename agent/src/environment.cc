@@ -92,6 +92,7 @@ void AgentOptions::apply_environment() {
     else bad("POLLUX_REQUEUE_MODE", v, "expected 'wait' or 'exit'");
   }
   requeue_wait = env_real("POLLUX_REQUEUE_WAIT", 0, 86400 * 7, requeue_wait);
+  checkpoint_interval = env_real("POLLUX_CHECKPOINT_INTERVAL", 0, 86400 * 365, checkpoint_interval);
   requeue_exit_code = static_cast<int>(env_integer("POLLUX_REQUEUE_EXIT_CODE", 1, 255, requeue_exit_code));
   resize_signal = env_signal("POLLUX_RESIZE_SIGNAL", resize_signal);
   verbose = static_cast<int>(env_integer("POLLUX_VERBOSE", 0, 3, verbose));
@@ -104,8 +105,9 @@ void AgentOptions::validate() const {
         std::to_string(limits.init_batch) + ", max_batch=" + std::to_string(limits.max_batch) +
         ", min_atomic=" + std::to_string(limits.min_atomic) + ", max_atomic=" + std::to_string(limits.max_atomic) + ")");
   if (!(smoothing > 0 && smoothing < 1)) throw std::invalid_argument("smoothing must be in (0, 1)");
-  if (!(hint_interval >= 0) || !(refit_interval >= 0) || !(requeue_wait >= 0))
-    throw std::invalid_argument("hint_interval, refit_interval and requeue_wait must be >= 0");
+  if (!(hint_interval >= 0) || !(refit_interval >= 0) || !(requeue_wait >= 0) || !(checkpoint_interval >= 0) ||
+      !std::isfinite(checkpoint_interval))
+    throw std::invalid_argument("hint_interval, refit_interval, requeue_wait and checkpoint_interval must be finite and >= 0");
   if (requeue_exit_code < 1 || requeue_exit_code > 255)
     throw std::invalid_argument("requeue_exit_code must be in [1, 255]");
   if (warmup_steps < 0 || min_profile_steps < 1)

@@ -19,7 +19,8 @@ class Options(ctypes.Structure):
                 ("write_hints", ctypes.c_int), ("hint_interval", ctypes.c_double),
                 ("checkpoint_dir", ctypes.c_char_p), ("requeue_mode", ctypes.c_int),
                 ("requeue_wait", ctypes.c_double), ("requeue_exit_code", ctypes.c_int),
-                ("resize_signal", ctypes.c_int), ("verbose", ctypes.c_int)]
+                ("resize_signal", ctypes.c_int), ("verbose", ctypes.c_int),
+                ("checkpoint_interval", ctypes.c_double)]
 
 
 CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong,

@@ -257,6 +257,39 @@ TEST(LocalAgent, ASupersededRunCannotCommitAndIsToldToStop) {
   EXPECT_EQ(check.model_step, 4);
 }
 
+// The agent checkpoints by itself every checkpoint_interval seconds, at a
+// step boundary, without the application asking; any checkpoint restarts
+// the interval.
+TEST(LocalAgent, PeriodicCheckpointsNeedNoCallFromTheApplication) {
+  TempDir dir;
+  std::vector<float> grad(10, 0.5f);
+  AgentOptions o = options(dir);
+  o.checkpoint_interval = 0.2;
+  {
+    App app;
+    auto a = attached(o, app);
+    EXPECT_FALSE(a->restore());
+    for (int t = 0; t < 5; ++t) {  // well inside the first interval
+      plain_step(*a, app, grad);
+      a->step_end();
+    }
+    App none;
+    EXPECT_FALSE(restored(options(dir), none)) << "checkpointed before the interval passed";
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    plain_step(*a, app, grad);  // the interval has passed: this step ends with a checkpoint
+    a->step_end();
+    for (int t = 0; t < 3; ++t) {  // not checkpointed: within the next interval
+      plain_step(*a, app, grad);
+      a->step_end();
+    }
+  }
+  App app;
+  auto b = restored(options(dir), app);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->step(), 6);
+  EXPECT_EQ(app.model_step, 6);
+}
+
 TEST(LocalAgent, AFailingCheckpointCallbackCommitsNothing) {
   TempDir dir;
   App app;

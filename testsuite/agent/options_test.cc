@@ -20,7 +20,7 @@ class Env {
 TEST(AgentOptions, EnvironmentOverridesTheLimits) {
   Env a("POLLUX_INIT_BATCH", "128"), b("POLLUX_MAX_BATCH", "4096"), c("POLLUX_MIN_ATOMIC", "16"),
       d("POLLUX_MAX_ATOMIC", "512"), e("POLLUX_ACCUMULATION", "no"), f("POLLUX_REQUEUE_MODE", "exit"),
-      g("POLLUX_REQUEUE_WAIT", "12.5"), h("POLLUX_RESIZE_SIGNAL", "SIGUSR2");
+      g("POLLUX_REQUEUE_WAIT", "12.5"), h("POLLUX_RESIZE_SIGNAL", "SIGUSR2"), i("POLLUX_CHECKPOINT_INTERVAL", "600");
   AgentOptions o;
   o.apply_environment();
   EXPECT_EQ(o.limits.init_batch, 128);
@@ -31,6 +31,7 @@ TEST(AgentOptions, EnvironmentOverridesTheLimits) {
   EXPECT_EQ(o.requeue_mode, RequeueMode::kExit);
   EXPECT_EQ(o.requeue_wait, 12.5);
   EXPECT_EQ(o.resize_signal, SIGUSR2);
+  EXPECT_EQ(o.checkpoint_interval, 600);
   EXPECT_NO_THROW(o.validate());
 }
 
@@ -44,7 +45,8 @@ TEST(AgentOptions, MalformedValuesNameTheVariable) {
                         Case{"POLLUX_MIN_ATOMIC", "0", "POLLUX_MIN_ATOMIC='0': out of range"},
                         Case{"POLLUX_REQUEUE_MODE", "later", "expected 'wait' or 'exit'"},
                         Case{"POLLUX_ACCUMULATION", "maybe", "expected 1/yes/true"},
-                        Case{"POLLUX_RESIZE_SIGNAL", "9", "cannot be caught"}}) {
+                        Case{"POLLUX_RESIZE_SIGNAL", "9", "cannot be caught"},
+                        Case{"POLLUX_CHECKPOINT_INTERVAL", "-5", "POLLUX_CHECKPOINT_INTERVAL='-5': out of range"}}) {
     Env e(c.name, c.value);
     AgentOptions o;
     try {

@@ -93,6 +93,11 @@ struct AgentOptions {
   std::string checkpoint_dir;
   RequeueMode requeue_mode = RequeueMode::kWait;
   double requeue_wait = 300.0;  ///< seconds to wait for the requeue before resuming
+  /// Seconds of training between automatic checkpoints (at a step boundary,
+  /// all ranks at the same step; any checkpoint restarts the interval), so
+  /// that a node failure loses at most this much; 0 = only on resize and
+  /// when the application calls checkpoint().
+  double checkpoint_interval = 1800.0;
   int requeue_exit_code = 75;   ///< EX_TEMPFAIL; list it in slurm.conf's RequeueExit
   int resize_signal = SIGUSR1;  ///< the signal sched/pollux sends (0: none handled)
 

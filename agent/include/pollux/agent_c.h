@@ -40,6 +40,7 @@ typedef struct pollux_agent_options {
   int requeue_exit_code;
   int resize_signal;        /* 0: none */
   int verbose;
+  double checkpoint_interval; /* seconds between automatic checkpoints; 0: none */
 } pollux_agent_options;
 
 /* Defaults of AgentOptions (M0 = M_max = 1, m in [1, 1]: set the limits). */
