@@ -99,7 +99,7 @@ void Adapter::process(AdaptRequest& req) {
     const bool better = req.propose == AdaptRequest::Propose::kAlways || best.goodput > current * (1 + kHysteresis);
     if (best.goodput > 0 && differs && better) {
       std::lock_guard<std::mutex> lock(mu_);
-      proposal_ = Proposal{best.atomic_batch, best.accum_steps, best.goodput};
+      proposal_ = Proposal{best.atomic_batch, best.accum_steps, best.goodput, h.config};
     }
   }
   if (spool_dir_.empty()) return;

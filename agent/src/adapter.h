@@ -27,6 +27,7 @@ struct Proposal {
   int atomic_batch = 0;
   int accum_steps = 0;
   double goodput = 0;
+  HintConfig based_on;  ///< the configuration it improves on: stale once that changed
 };
 
 class Adapter {

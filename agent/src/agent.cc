@@ -468,6 +468,10 @@ struct Agent::Impl {
     return true;
   }
 
+  bool is_current(const HintConfig& c) const {
+    return c.nodes == nodes && c.replicas == replicas && c.atomic_batch == atomic && c.accum_steps == accum;
+  }
+
   // --- Step protocol ----------------------------------------------------------
   void synchronize(GradientBuffer& grad) {
     if (in_micro) throw std::logic_error("synchronize() inside a micro-step: call micro_step_end() first");
@@ -488,7 +492,9 @@ struct Agent::Impl {
       packet[kStepTime] = rec.step_time;
     }
     if (adapter) {
-      if (const auto p = adapter->take_proposal()) {
+      // A proposal computed before the configuration changed (e.g. by
+      // set_batch_config()) improves on a configuration no longer in use.
+      if (const auto p = adapter->take_proposal(); p && is_current(p->based_on)) {
         packet[kPropose] = 1;
         packet[kAtomic] = p->atomic_batch;
         packet[kAccum] = p->accum_steps;
