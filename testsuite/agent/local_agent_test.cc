@@ -137,6 +137,18 @@ void plain_step(Agent& a, App& app, std::vector<float>& grad) {
   ++app.model_step;
 }
 
+// A Slurm job's environment for the test's lifetime: its id, and its
+// restart count once restart() sets one.
+class SlurmJob {
+ public:
+  explicit SlurmJob(const char* id) { ::setenv("SLURM_JOB_ID", id, 1); }
+  ~SlurmJob() {
+    ::unsetenv("SLURM_JOB_ID");
+    ::unsetenv("SLURM_RESTART_COUNT");
+  }
+  void restart(int count) { ::setenv("SLURM_RESTART_COUNT", std::to_string(count).c_str(), 1); }
+};
+
 TEST(LocalAgent, RestoreResumesTheExactStep) {
   TempDir dir;
   std::vector<float> grad(100, 0.5f);
@@ -177,14 +189,8 @@ TEST(LocalAgent, RestoreResumesTheExactStep) {
 TEST(LocalAgent, RefusesACheckpointOfAnEarlierJobWithTheSameId) {
   TempDir dir;
   std::vector<float> grad(100, 0.5f);
-  struct Env {
-    Env() { ::setenv("SLURM_JOB_ID", "4242", 1); }
-    ~Env() {
-      ::unsetenv("SLURM_JOB_ID");
-      ::unsetenv("SLURM_RESTART_COUNT");
-    }
-  } env;
-  ::setenv("SLURM_RESTART_COUNT", "2", 1);
+  SlurmJob job("4242");
+  job.restart(2);
   {
     App app;
     auto a = attached(options(dir), app);
@@ -192,13 +198,13 @@ TEST(LocalAgent, RefusesACheckpointOfAnEarlierJobWithTheSameId) {
     a->step_end();
     a->checkpoint();
   }
-  ::setenv("SLURM_RESTART_COUNT", "3", 1);  // the same job, requeued: resumes
+  job.restart(3);  // the same job, requeued: resumes
   {
     App app;
     EXPECT_TRUE(restored(options(dir), app));
     EXPECT_EQ(app.model_step, 1);
   }
-  ::setenv("SLURM_RESTART_COUNT", "0", 1);  // a new job that got the same id
+  job.restart(0);  // a new job that got the same id
   App app;
   auto b = attached(options(dir), app);
   try {
@@ -216,14 +222,8 @@ TEST(LocalAgent, RefusesACheckpointOfAnEarlierJobWithTheSameId) {
 TEST(LocalAgent, ASupersededRunCannotCommitAndIsToldToStop) {
   TempDir dir;
   std::vector<float> grad(10, 0.5f);
-  struct Env {
-    Env() { ::setenv("SLURM_JOB_ID", "77", 1); }
-    ~Env() {
-      ::unsetenv("SLURM_JOB_ID");
-      ::unsetenv("SLURM_RESTART_COUNT");
-    }
-  } env;
-  ::setenv("SLURM_RESTART_COUNT", "0", 1);
+  SlurmJob job("77");
+  job.restart(0);
   App old_app;
   auto old_run = attached(options(dir), old_app);
   EXPECT_FALSE(old_run->restore());
@@ -233,7 +233,7 @@ TEST(LocalAgent, ASupersededRunCannotCommitAndIsToldToStop) {
   }
   old_run->checkpoint();  // step 3
 
-  ::setenv("SLURM_RESTART_COUNT", "1", 1);
+  job.restart(1);
   App new_app;
   auto new_run = restored(options(dir), new_app);
   ASSERT_TRUE(new_run);
@@ -307,12 +307,6 @@ TEST(LocalAgent, AFailingCheckpointCallbackCommitsNothing) {
   ASSERT_TRUE(b);
   EXPECT_EQ(b->step(), 1);
 }
-
-class SlurmJob {
- public:
-  explicit SlurmJob(const char* id) { ::setenv("SLURM_JOB_ID", id, 1); }
-  ~SlurmJob() { ::unsetenv("SLURM_JOB_ID"); }
-};
 
 // The agent ends the process for a requeue (RequeueMode::kExit).
 AgentOptions exit_mode_options(const TempDir& dir) {
