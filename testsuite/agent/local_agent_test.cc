@@ -149,6 +149,14 @@ class SlurmJob {
   void restart(int count) { ::setenv("SLURM_RESTART_COUNT", std::to_string(count).c_str(), 1); }
 };
 
+// `n` whole optimizer steps.
+void run_steps(Agent& a, App& app, std::vector<float>& grad, int n) {
+  for (int t = 0; t < n; ++t) {
+    plain_step(a, app, grad);
+    a.step_end();
+  }
+}
+
 TEST(LocalAgent, RestoreResumesTheExactStep) {
   TempDir dir;
   std::vector<float> grad(100, 0.5f);
@@ -159,18 +167,12 @@ TEST(LocalAgent, RestoreResumesTheExactStep) {
     auto a = attached(options(dir), app);
     EXPECT_FALSE(a->restore());
     a->set_batch_config(16, 1);
-    for (int t = 0; t < 30; ++t) {
-      plain_step(*a, app, grad);
-      a->step_end();
-    }
+    run_steps(*a, app, grad, 30);
     a->checkpoint();
     step = a->step();
     samples = a->samples_seen();
     progress = a->progress();
-    for (int t = 0; t < 7; ++t) {  // not checkpointed: lost with the process
-      plain_step(*a, app, grad);
-      a->step_end();
-    }
+    run_steps(*a, app, grad, 7);  // not checkpointed: lost with the process
   }
   App app;
   auto b = restored(options(dir), app);
@@ -227,10 +229,7 @@ TEST(LocalAgent, ASupersededRunCannotCommitAndIsToldToStop) {
   App old_app;
   auto old_run = attached(options(dir), old_app);
   EXPECT_FALSE(old_run->restore());
-  for (int t = 0; t < 3; ++t) {
-    plain_step(*old_run, old_app, grad);
-    old_run->step_end();
-  }
+  run_steps(*old_run, old_app, grad, 3);
   old_run->checkpoint();  // step 3
 
   job.restart(1);
@@ -269,19 +268,13 @@ TEST(LocalAgent, PeriodicCheckpointsNeedNoCallFromTheApplication) {
     App app;
     auto a = attached(o, app);
     EXPECT_FALSE(a->restore());
-    for (int t = 0; t < 5; ++t) {  // well inside the first interval
-      plain_step(*a, app, grad);
-      a->step_end();
-    }
+    run_steps(*a, app, grad, 5);  // well inside the first interval
     App none;
     EXPECT_FALSE(restored(options(dir), none)) << "checkpointed before the interval passed";
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     plain_step(*a, app, grad);  // the interval has passed: this step ends with a checkpoint
     a->step_end();
-    for (int t = 0; t < 3; ++t) {  // not checkpointed: within the next interval
-      plain_step(*a, app, grad);
-      a->step_end();
-    }
+    run_steps(*a, app, grad, 3);  // not checkpointed: within the next interval
   }
   App app;
   auto b = restored(options(dir), app);
@@ -323,10 +316,7 @@ TEST(LocalAgent, ResizeSignalCheckpointsAcknowledgesWaitsAndResumes) {
   App app;
   auto a = attached(o, app);
   std::vector<float> grad(10, 0.5f);
-  for (int t = 0; t < 5; ++t) {
-    plain_step(*a, app, grad);
-    a->step_end();
-  }
+  run_steps(*a, app, grad, 5);
   ASSERT_EQ(a->hint_file(), dir / "9001.hint.yaml");
   plain_step(*a, app, grad);
   ::raise(SIGUSR1);  // as sched/pollux would
