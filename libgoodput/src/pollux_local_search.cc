@@ -39,12 +39,18 @@ namespace {
 
 using Rng = std::mt19937_64;
 
-double tolerance(double magnitude) { return 1e-12 * (1.0 + std::fabs(magnitude)); }
-
 class LocalSearch {
  public:
   LocalSearch(const PolluxProblem& pb, long long budget, Rng& rng)
-      : pb_(pb), budget_(budget), rng_(rng), step_(std::max(pb.max_capacity(), 1)) {}
+      : pb_(pb),
+        budget_(budget),
+        rng_(rng),
+        step_(std::max(pb.max_capacity(), 1)),
+        // For p > 0 every term is (x + 1e-3)^p, which is far below 1 for
+        // large p (0.2^50 ~ 1e-35): an absolute floor of 1e-12 would reject
+        // every gain and starve the cluster. Scale the floor to the
+        // smallest term instead. For p <= 0 terms are O(1) or larger.
+        unit_(pb.options().fairness_p > 0 ? std::min(1.0, pb.idle_term()) : 1.0) {}
 
   SearchResult run() {
     SearchResult out;
@@ -74,6 +80,8 @@ class LocalSearch {
     bool ok = false;
   };
 
+  // What a sum or term must gain to count as better (float noise aside).
+  double tolerance(double magnitude) const { return 1e-12 * (unit_ + std::fabs(magnitude)); }
   bool budget_left() const { return evals_ < budget_; }
   double eval(int j, const Placement& p) {
     ++evals_;
@@ -516,6 +524,7 @@ class LocalSearch {
   const long long budget_;
   Rng& rng_;
   const int step_;  // K: the largest growth step, one node's worth of GPUs
+  const double unit_;  // absolute part of tolerance()
   long long evals_ = 0;
   Placement scratch_;
   std::vector<int> sizes_, hungry_;

@@ -83,6 +83,23 @@ TEST_P(BothSearches, MoreNegativePIsFairer) {
   EXPECT_GT(fairness.back(), fairness.front());
 }
 
+TEST_P(BothSearches, LargePositivePStillAllocates) {
+  // With p = 50 every term is (x + 1e-3)^50, around 1e-30 for these jobs:
+  // gains that small are still gains (the local search once rejected them
+  // against an absolute tolerance and left the cluster idle).
+  std::vector<JobInfo> jobs;
+  for (std::uint64_t i = 0; i < 3; ++i) jobs.push_back(job(i, nullptr, 4));
+  const std::vector<NodeInfo> nodes{{4}, {4}, {4}};
+  for (const double p : {10.0, 50.0}) {
+    SCOPED_TRACE(p);
+    PolicyOptions o = with_search(GetParam());
+    o.fairness_p = p;
+    const auto alloc = make_policy("pollux", o)->optimize(jobs, nodes, std::vector<Placement>(3), 0);
+    ASSERT_FALSE(check_allocation(jobs, nodes, alloc, o));
+    for (std::size_t i = 0; i < alloc.size(); ++i) EXPECT_EQ(placement_gpus(alloc[i]), 4) << i;
+  }
+}
+
 TEST_P(BothSearches, YoungRestartedJobIsNotMovedForAMarginalGain) {
   // Job 1 (2 GPUs on node 0) could double on the empty node 1, but it was
   // restarted twice in 100 s: any move keeps only (100 - 60) / 130 of its
