@@ -45,6 +45,21 @@ struct Args {
   std::vector<std::string> workloads;
 };
 
+// A number in [lo, hi]. (CLI::Range lets NaN through, and libgoodput would
+// then reject it with an exception instead of a usage error.)
+CLI::Validator closed_range(double lo, double hi) {
+  char range[64];
+  std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+  return CLI::Validator(
+      [lo, hi, range = std::string(range)](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        const bool ok = end != s.c_str() && *end == '\0' && v >= lo && v <= hi;
+        return ok ? "" : "value " + s + " not in " + range;
+      },
+      range);
+}
+
 // Runs every workload on up to `threads` threads; results in input order.
 // The first failure (in input order) is rethrown after all threads end.
 std::vector<RunResult> run_all(const std::vector<Workload>& workloads, const AppCatalog& catalog,
@@ -113,7 +128,7 @@ int run_main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--fairness-p", a.sim.policy_options.fairness_p,
                  "power-mean exponent of the Pollux fitness (more negative = fairer)")
-      ->check(CLI::Range(-100.0, 100.0))
+      ->check(closed_range(kMinFairnessP, kMaxFairnessP))
       ->capture_default_str();
   app.add_option("--seed", a.sim.policy_options.seed, "seed of the policies' searches")->capture_default_str();
   app.add_option("--search", a.search, "Pollux allocation search")

@@ -44,6 +44,19 @@ expect 2 "--policy: fifo not in" "$sim" --policy fifo "$tmp/good.csv"
 expect 2 "--policy is required" "$sim" "$tmp/good.csv"
 expect 2 "--interference" "$sim" --policy pollux --interference 1.5 "$tmp/good.csv"
 expect 2 "--nodes" "$sim" --policy pollux --nodes 0 "$tmp/good.csv"
+# --fairness-p takes exactly libgoodput's range, [-50, 50].
+expect 2 "--fairness-p: value -60 not in [-50, 50]" "$sim" --policy pollux --fairness-p -60 "$tmp/good.csv"
+expect 2 "--fairness-p: value 50.5 not in [-50, 50]" "$sim" --policy pollux --fairness-p 50.5 "$tmp/good.csv"
+expect 2 "--fairness-p: value nan not in [-50, 50]" "$sim" --policy pollux --fairness-p nan "$tmp/good.csv"
+for p in -50 50; do
+  if ! "$sim" --policy pollux --traces "$traces" --fairness-p $p "$tmp/good.csv" >"$tmp/out" 2>"$tmp/err"; then
+    echo "FAIL: --fairness-p $p (in range) was refused:"
+    cat "$tmp/err"
+    fail=1
+  else
+    echo "ok: --fairness-p $p accepted"
+  fi
+done
 expect 2 "traces directory not found" "$sim" --policy pollux --traces "$tmp/nowhere" "$tmp/good.csv"
 
 # A corrupted trace file names its line.
