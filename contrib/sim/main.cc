@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +59,23 @@ CLI::Validator closed_range(double lo, double hi) {
         return ok ? "" : "value " + s + " not in " + range;
       },
       range);
+}
+
+// A seed: a decimal integer in [0, 2^64 - 1]. CLI11 alone would wrap "-3"
+// to 2^64 - 3, saturate what overflows and read "010" as octal.
+CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        const bool digits = !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+          return c >= '0' && c <= '9';
+        });
+        errno = 0;
+        const unsigned long long v = digits ? std::strtoull(s.c_str(), nullptr, 10) : 0;
+        if (!digits || errno == ERANGE) return "value " + s + " is not an integer in [0, 18446744073709551615]";
+        s = std::to_string(v);  // leading zeros stripped
+        return "";
+      },
+      "[0, 2^64-1]");
 }
 
 // Runs every workload on up to `threads` threads; results in input order.
@@ -130,7 +148,9 @@ int run_main(int argc, char** argv) {
                  "power-mean exponent of the Pollux fitness (more negative = fairer)")
       ->check(closed_range(kMinFairnessP, kMaxFairnessP))
       ->capture_default_str();
-  app.add_option("--seed", a.sim.policy_options.seed, "seed of the policies' searches")->capture_default_str();
+  app.add_option("--seed", a.sim.policy_options.seed, "seed of the policies' searches")
+      ->check(seed_value())
+      ->capture_default_str();
   app.add_option("--search", a.search, "Pollux allocation search")
       ->check(CLI::IsMember({"local", "genetic"}))
       ->capture_default_str();

@@ -57,6 +57,12 @@ for p in -50 50; do
     echo "ok: --fairness-p $p accepted"
   fi
 done
+# A seed is a non-negative integer (it used to wrap -3 to 2^64 - 3).
+expect 2 "--seed: value -3 is not an integer in [0, 18446744073709551615]" \
+  "$sim" --policy pollux --seed -3 "$tmp/good.csv"
+expect 2 "--seed: value 18446744073709551616 is not an integer" \
+  "$sim" --policy pollux --seed 18446744073709551616 "$tmp/good.csv"
+expect 2 "--seed: value 0x10 is not an integer" "$sim" --policy pollux --seed 0x10 "$tmp/good.csv"
 expect 2 "traces directory not found" "$sim" --policy pollux --traces "$tmp/nowhere" "$tmp/good.csv"
 
 # A corrupted trace file names its line.
