@@ -205,6 +205,11 @@ int run_main(int argc, char** argv) {
     for (const WorkloadJob& j : w.jobs) catalog.load(j.application);
   }
 
+  // Destinations are checked now: the run may take minutes.
+  if (!a.json.empty())
+    if (auto problem = output_file_problem(a.json)) throw InputError("--json " + a.json + ": " + *problem);
+  if (!a.plot.empty())
+    if (auto problem = plot_dir_problem(a.plot)) throw InputError("--plot " + a.plot + ": " + *problem);
   const std::string gnuplot = gnuplot_program();
   if (!a.plot.empty())
     if (auto problem = gnuplot_problem(gnuplot)) throw InputError(*problem);
