@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +45,38 @@ struct Args {
   bool verbose = false;
   std::vector<std::string> workloads;
 };
+
+// A number in [lo, hi]. (CLI::Range lets NaN through, and libgoodput would
+// then reject it with an exception instead of a usage error.)
+CLI::Validator closed_range(double lo, double hi) {
+  char range[64];
+  std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+  return CLI::Validator(
+      [lo, hi, range = std::string(range)](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        const bool ok = end != s.c_str() && *end == '\0' && v >= lo && v <= hi;
+        return ok ? "" : "value " + s + " not in " + range;
+      },
+      range);
+}
+
+// A seed: a decimal integer in [0, 2^64 - 1]. CLI11 alone would wrap "-3"
+// to 2^64 - 3, saturate what overflows and read "010" as octal.
+CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        const bool digits = !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+          return c >= '0' && c <= '9';
+        });
+        errno = 0;
+        const unsigned long long v = digits ? std::strtoull(s.c_str(), nullptr, 10) : 0;
+        if (!digits || errno == ERANGE) return "value " + s + " is not an integer in [0, 18446744073709551615]";
+        s = std::to_string(v);  // leading zeros stripped
+        return "";
+      },
+      "[0, 2^64-1]");
+}
 
 // Runs every workload on up to `threads` threads; results in input order.
 // The first failure (in input order) is rethrown after all threads end.
@@ -113,9 +146,11 @@ int run_main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--fairness-p", a.sim.policy_options.fairness_p,
                  "power-mean exponent of the Pollux fitness (more negative = fairer)")
-      ->check(CLI::Range(-100.0, 100.0))
+      ->check(closed_range(kMinFairnessP, kMaxFairnessP))
       ->capture_default_str();
-  app.add_option("--seed", a.sim.policy_options.seed, "seed of the policies' searches")->capture_default_str();
+  app.add_option("--seed", a.sim.policy_options.seed, "seed of the policies' searches")
+      ->check(seed_value())
+      ->capture_default_str();
   app.add_option("--search", a.search, "Pollux allocation search")
       ->check(CLI::IsMember({"local", "genetic"}))
       ->capture_default_str();
@@ -170,6 +205,11 @@ int run_main(int argc, char** argv) {
     for (const WorkloadJob& j : w.jobs) catalog.load(j.application);
   }
 
+  // Destinations are checked now: the run may take minutes.
+  if (!a.json.empty())
+    if (auto problem = output_file_problem(a.json)) throw InputError("--json " + a.json + ": " + *problem);
+  if (!a.plot.empty())
+    if (auto problem = plot_dir_problem(a.plot)) throw InputError("--plot " + a.plot + ": " + *problem);
   const std::string gnuplot = gnuplot_program();
   if (!a.plot.empty())
     if (auto problem = gnuplot_problem(gnuplot)) throw InputError(*problem);

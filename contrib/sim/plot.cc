@@ -161,6 +161,18 @@ std::optional<std::string> gnuplot_problem(const std::string& program) {
   return std::nullopt;
 }
 
+std::optional<std::string> plot_dir_problem(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return "not a directory";
+    return directory_write_problem(dir);
+  }
+  if (errno != ENOENT && errno != ENOTDIR) return std::string("cannot use it: ") + std::strerror(errno);
+  // write_plots creates the directory itself (not its parents).
+  if (auto problem = directory_write_problem(parent_directory(dir))) return "cannot create it: " + *problem;
+  return std::nullopt;
+}
+
 void write_plots(const std::string& dir, const std::string& program, const SimOptions& options,
                  const std::vector<RunResult>& runs) {
   if (!exists(dir) && ::mkdir(dir.c_str(), 0777) != 0)

@@ -20,6 +20,10 @@ std::string gnuplot_program();
 /// Why gnuplot cannot be used (one line), or nullopt when it runs.
 std::optional<std::string> gnuplot_problem(const std::string& gnuplot);
 
+/// Why write_plots could not write into `dir` (it is not a directory, or
+/// cannot be created, or is not writable), or nullopt. Checked before a run.
+std::optional<std::string> plot_dir_problem(const std::string& dir);
+
 /// Writes into `dir` (created if missing), for each run:
 ///   <policy>-<workload>.jct      sorted JCTs and their cumulative fraction
 ///   <policy>-<workload>.gpus     GPUs per job (rows) per round (columns)

@@ -1,6 +1,7 @@
 // Table and JSON output (see report.h).
 #include "report.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -94,6 +95,35 @@ std::string to_json(const SimOptions& o, const std::string& traces_dir, const st
   }
   j << "\n  },\n  \"mean_avg_jct\": " << json_number(mean_avg_jct(runs)) << "\n}\n";
   return j.str();
+}
+
+std::string parent_directory(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::optional<std::string> directory_write_problem(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return "directory " + dir + " does not exist";
+    return "cannot use directory " + dir + ": " + std::strerror(errno);
+  }
+  if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
+  std::string probe = dir + "/.pollux-sim-probe-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) return "cannot write in directory " + dir + ": " + std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return std::nullopt;
+}
+
+std::optional<std::string> output_file_problem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return path + " is a directory";
+  return directory_write_problem(parent_directory(path));
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

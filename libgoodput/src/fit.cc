@@ -25,7 +25,8 @@ constexpr int kN = PerfParams::kCount;
 enum Index { kAlphaC, kBetaC, kAlphaN, kBetaN, kAlphaR, kBetaR, kGamma };
 
 // Keeps sqrt differentiable when a noise-free fit reaches zero error; it
-// moves the objective by at most 1e-15.
+// moves each RMSE by at most sqrt(1e-12) = 1e-6, so the objective (the sum
+// of the two RMSEs) by at most 2e-6.
 constexpr double kSqrtGuard = 1e-12;
 
 struct Problem {

@@ -53,8 +53,9 @@ void validate_round(const char* policy, const std::vector<JobInfo>& jobs,
 }
 
 void validate_options(const PolicyOptions& o) {
+  static_assert(kMinFairnessP == -50 && kMaxFairnessP == 50, "update the message below");
   const char* what = nullptr;
-  if (!(o.fairness_p >= -50 && o.fairness_p <= 50)) what = "fairness_p must be in [-50, 50]";
+  if (!(o.fairness_p >= kMinFairnessP && o.fairness_p <= kMaxFairnessP)) what = "fairness_p must be in [-50, 50]";
   else if (!std::isfinite(o.restart_delay) || o.restart_delay < 0) what = "restart_delay must be >= 0";
   else if (!std::isfinite(o.interval) || o.interval <= 0) what = "interval must be > 0";
   else if (o.max_nodes_per_job < 1) what = "max_nodes_per_job must be >= 1";

@@ -39,12 +39,18 @@ namespace {
 
 using Rng = std::mt19937_64;
 
-double tolerance(double magnitude) { return 1e-12 * (1.0 + std::fabs(magnitude)); }
-
 class LocalSearch {
  public:
   LocalSearch(const PolluxProblem& pb, long long budget, Rng& rng)
-      : pb_(pb), budget_(budget), rng_(rng), step_(std::max(pb.max_capacity(), 1)) {}
+      : pb_(pb),
+        budget_(budget),
+        rng_(rng),
+        step_(std::max(pb.max_capacity(), 1)),
+        // For p > 0 every term is (x + 1e-3)^p, which is far below 1 for
+        // large p (0.2^50 ~ 1e-35): an absolute floor of 1e-12 would reject
+        // every gain and starve the cluster. Scale the floor to the
+        // smallest term instead. For p <= 0 terms are O(1) or larger.
+        unit_(pb.options().fairness_p > 0 ? std::min(1.0, pb.idle_term()) : 1.0) {}
 
   SearchResult run() {
     SearchResult out;
@@ -60,7 +66,30 @@ class LocalSearch {
     greedy_fill(from_empty, all);
     descent(from_current, all);
     descent(from_empty, all);
-    ClusterState& s = from_empty.sum() > from_current.sum() + tolerance(from_current.sum()) ? from_empty : from_current;
+    ClusterState* best = from_empty.sum() > from_current.sum() + tolerance(from_current.sum()) ? &from_empty : &from_current;
+    // A third start when some job is pinned (its restart penalty zeroes any
+    // move: it runs where it is or not at all): only the pinned jobs keep
+    // their placements, the rest is rebuilt around them. From the current
+    // start the others keep placements that can leave no room for a job
+    // that needs several GPUs, and descent then trades the pinned job for
+    // it (a random 6-job round: fitness 0.0059 against the GA's 0.18).
+    ClusterState from_pinned(pb_);
+    bool pinned = false;
+    for (int j = 0; j < jobs; ++j) {
+      const Placement& cur = pb_.current(j);
+      if (!cur.empty() && pb_.term(j, static_cast<int>(cur.size()), placement_gpus(cur), true) <= pb_.idle_term() &&
+          from_pinned.fits(j, cur)) {
+        ++evals_;
+        from_pinned.assign(j, cur);
+        pinned = true;
+      }
+    }
+    if (pinned && budget_left()) {
+      greedy_fill(from_pinned, all);
+      descent(from_pinned, all);
+      if (from_pinned.sum() > best->sum() + tolerance(best->sum())) best = &from_pinned;
+    }
+    ClusterState& s = *best;
     ruin_and_recreate(s);
     out.alloc = s.placements();
     out.evaluations = evals_;
@@ -74,6 +103,8 @@ class LocalSearch {
     bool ok = false;
   };
 
+  // What a sum or term must gain to count as better (float noise aside).
+  double tolerance(double magnitude) const { return 1e-12 * (unit_ + std::fabs(magnitude)); }
   bool budget_left() const { return evals_ < budget_; }
   double eval(int j, const Placement& p) {
     ++evals_;
@@ -516,6 +547,7 @@ class LocalSearch {
   const long long budget_;
   Rng& rng_;
   const int step_;  // K: the largest growth step, one node's worth of GPUs
+  const double unit_;  // absolute part of tolerance()
   long long evals_ = 0;
   Placement scratch_;
   std::vector<int> sizes_, hungry_;

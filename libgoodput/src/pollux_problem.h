@@ -49,6 +49,9 @@ class PolluxProblem {
   /// applies the restart penalty. Larger is better; 0 GPUs is the floor.
   double term(int j, int nodes, int gpus, bool changed) const;
   double term(int j, const Placement& p) const;
+  /// The term of a job without GPUs: (1e-3)^p for p > 0, the smallest
+  /// magnitude a term can have then.
+  double idle_term() const { return utility_of(0.0); }
   /// Normalised, unpenalised speedup (speedup / fair-share speedup).
   double speedup(int j, int nodes, int gpus) const;
   /// Fitness from the sum of all jobs' terms.

@@ -68,6 +68,30 @@ TEST(Fit, RecoversParametersFromNoisySamples) {
   }
 }
 
+// One measurement per configuration, each with 5% log-normal noise (the
+// requirement: "with 5% noise within 10%", not averaged down). The 60
+// configurations above are too few for that: single samples of them put
+// some parameter beyond 10% for 44 of 100 seeds (the intra-node betas,
+// which only single-node runs of several sizes show). These 560 distinct
+// configurations (1-16 GPUs on one node, 2-4 nodes of 1-8 GPUs, 14 atomic
+// batches from 1 to 128) identify all seven: over seeds 1-3000 every
+// parameter stayed within 8.0% of the truth.
+TEST(Fit, RecoversParametersFromSingleNoisySamples) {
+  std::vector<Shape> shapes;
+  for (int r = 1; r <= 16; ++r) shapes.push_back({1, r});
+  for (int n = 2; n <= 4; ++n)
+    for (int per_node = 1; per_node <= 8; ++per_node) shapes.push_back({n, n * per_node});
+  const std::vector<double> batches{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const auto samples = synthesize(kTruth, shapes, batches, 0.05, 1, seed);
+    ASSERT_EQ(samples.size(), 560u);
+    const FitResult r = fit_perf_params(samples);
+    SCOPED_TRACE(seed);
+    expect_params_near(r.params, kTruth, 0.10);
+    for (bool f : r.fixed) EXPECT_FALSE(f);
+  }
+}
+
 TEST(Fit, PredictionsMatchTheSamplesItWasFittedOn) {
   const auto samples = synthesize(kTruth, kAllShapes, kBatches, 0.05, 2, 9);
   const PerfParams p = fit_perf_params(samples).params;

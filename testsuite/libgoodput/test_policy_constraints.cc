@@ -94,6 +94,11 @@ TEST(MakePolicy, RejectsOptionsOutOfRange) {
   EXPECT_THROW(make_policy("pollux", bad([](PolicyOptions& o) { o.max_nodes_per_job = 0; })), std::invalid_argument);
   EXPECT_THROW(make_policy("pollux", bad([](PolicyOptions& o) { o.restart_delay = -1; })), std::invalid_argument);
   EXPECT_THROW(make_policy("pollux", bad([](PolicyOptions& o) { o.fairness_p = NAN; })), std::invalid_argument);
+  // The published range is exactly what make_policy accepts (pollux-sim checks against it).
+  for (const double p : {kMinFairnessP, kMaxFairnessP})
+    EXPECT_NE(make_policy("pollux", bad([p](PolicyOptions& o) { o.fairness_p = p; })), nullptr) << p;
+  for (const double p : {std::nextafter(kMinFairnessP, -INFINITY), std::nextafter(kMaxFairnessP, INFINITY)})
+    EXPECT_THROW(make_policy("pollux", bad([p](PolicyOptions& o) { o.fairness_p = p; })), std::invalid_argument) << p;
   EXPECT_THROW(make_policy("pollux", bad([](PolicyOptions& o) { o.population = 1; })), std::invalid_argument);
   EXPECT_THROW(make_policy("tiresias", bad([](PolicyOptions& o) { o.tiresias_queue_threshold = -1; })),
                std::invalid_argument);

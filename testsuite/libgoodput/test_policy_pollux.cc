@@ -83,6 +83,23 @@ TEST_P(BothSearches, MoreNegativePIsFairer) {
   EXPECT_GT(fairness.back(), fairness.front());
 }
 
+TEST_P(BothSearches, LargePositivePStillAllocates) {
+  // With p = 50 every term is (x + 1e-3)^50, around 1e-30 for these jobs:
+  // gains that small are still gains (the local search once rejected them
+  // against an absolute tolerance and left the cluster idle).
+  std::vector<JobInfo> jobs;
+  for (std::uint64_t i = 0; i < 3; ++i) jobs.push_back(job(i, nullptr, 4));
+  const std::vector<NodeInfo> nodes{{4}, {4}, {4}};
+  for (const double p : {10.0, 50.0}) {
+    SCOPED_TRACE(p);
+    PolicyOptions o = with_search(GetParam());
+    o.fairness_p = p;
+    const auto alloc = make_policy("pollux", o)->optimize(jobs, nodes, std::vector<Placement>(3), 0);
+    ASSERT_FALSE(check_allocation(jobs, nodes, alloc, o));
+    for (std::size_t i = 0; i < alloc.size(); ++i) EXPECT_EQ(placement_gpus(alloc[i]), 4) << i;
+  }
+}
+
 TEST_P(BothSearches, YoungRestartedJobIsNotMovedForAMarginalGain) {
   // Job 1 (2 GPUs on node 0) could double on the empty node 1, but it was
   // restarted twice in 100 s: any move keeps only (100 - 60) / 130 of its
@@ -173,15 +190,14 @@ TEST(PolluxGenetic, DifferentSeedsMayDiffer) {
   EXPECT_TRUE(differ);
 }
 
-// The local search must reach at least the GA's fitness. On 50 random
-// rounds of realistic size (2-16 nodes, 1-40 jobs, every option mix) it
-// must not fall below the GA in more than 5% of the rounds, and never by
-// more than 5%: over development runs of 1100 random rounds (up to 16 nodes
-// and 80 jobs, and brute-forced tiny ones) it fell below the GA only on a
-// few tiny rounds, by at most 4%, and below the brute-force optimum by at
-// most 1.4%.
+// The local search must reach at least the GA's fitness (the paper's GA,
+// population 100, 100 generations, same fitness) on every one of 50 random
+// rounds of realistic size (2-16 nodes, 1-40 jobs, every option mix). On
+// this generator it was never below the GA over 1000 rounds (seeds
+// 1000-1999: equal on 137, above on the rest). On tiny rounds (1-3 nodes,
+// 1-6 jobs) it can be: doc/policy.md, "Local search against the GA".
 TEST(PolluxSearch, LocalIsAtLeastAsGoodAsGenetic) {
-  int below = 0, above = 0;
+  int above = 0;
   for (unsigned c = 0; c < 50; ++c) {
     std::mt19937_64 rng(1000 + c);
     const int nodes = std::uniform_int_distribution<int>(2, 16)(rng);
@@ -200,12 +216,40 @@ TEST(PolluxSearch, LocalIsAtLeastAsGoodAsGenetic) {
     const auto ga = make_policy("pollux", o);
     ga->optimize(in.jobs, in.nodes, in.current, 0);
     const double fl = local->last_report().fitness, fg = ga->last_report().fitness;
-    below += fl < fg - 1e-9;
-    above += fl > fg + 1e-9;
-    EXPECT_GE(fl, 0.95 * fg) << "round " << c;
+    EXPECT_GE(fl, fg - 1e-9 * std::fabs(fg)) << "round " << c;
+    above += fl > fg + 1e-9 * std::fabs(fg);
   }
-  EXPECT_LE(below, 2);
   EXPECT_GT(above, 25);  // the local search usually finds strictly better rounds
+}
+
+// A tiny round where a young job (age 27 s, one restart: any move zeroes
+// its speedup) holds 4 + 1 GPUs on two nodes, and a job that needs at
+// least 2 GPUs has none. Starting from the current allocation left no room
+// for the second job and descent traded the first one for it (fitness
+// 0.0059 against the GA's 0.18); the start from the pinned jobs alone
+// serves both.
+TEST(PolluxSearch, LocalKeepsAPinnedJobWhereTheGaDoes) {
+  const unsigned c = 1432;  // round 1432 of the tiny-round generator
+  std::mt19937_64 rng(1000 + c);
+  const int nodes = std::uniform_int_distribution<int>(1, 3)(rng);
+  const int jobs = std::uniform_int_distribution<int>(1, 6)(rng);
+  const testing::Instance in = testing::random_instance(rng, nodes, 4, jobs);
+  ASSERT_EQ(in.jobs.size(), 6u);
+  ASSERT_EQ(in.current[1], (Placement{{0, 4}, {2, 1}}));
+  ASSERT_EQ(in.jobs[1].restarts, 1);
+  ASSERT_LT(in.jobs[1].age, 30.0);
+  PolicyOptions o;
+  o.max_nodes_per_job = 2;
+  o.seed = c;
+  const auto local = make_policy("pollux", o);
+  const auto alloc = local->optimize(in.jobs, in.nodes, in.current, 0);
+  ASSERT_FALSE(check_allocation(in.jobs, in.nodes, alloc, o));
+  EXPECT_EQ(alloc[1], in.current[1]);
+  for (std::size_t i = 0; i < alloc.size(); ++i) EXPECT_GT(placement_gpus(alloc[i]), 0) << i;
+  o.search = SearchKind::kGenetic;
+  const auto ga = make_policy("pollux", o);
+  ga->optimize(in.jobs, in.nodes, in.current, 0);
+  EXPECT_GE(local->last_report().fitness, ga->last_report().fitness - 1e-9);
 }
 
 }  // namespace

@@ -44,7 +44,66 @@ expect 2 "--policy: fifo not in" "$sim" --policy fifo "$tmp/good.csv"
 expect 2 "--policy is required" "$sim" "$tmp/good.csv"
 expect 2 "--interference" "$sim" --policy pollux --interference 1.5 "$tmp/good.csv"
 expect 2 "--nodes" "$sim" --policy pollux --nodes 0 "$tmp/good.csv"
+# --fairness-p takes exactly libgoodput's range, [-50, 50].
+expect 2 "--fairness-p: value -60 not in [-50, 50]" "$sim" --policy pollux --fairness-p -60 "$tmp/good.csv"
+expect 2 "--fairness-p: value 50.5 not in [-50, 50]" "$sim" --policy pollux --fairness-p 50.5 "$tmp/good.csv"
+expect 2 "--fairness-p: value nan not in [-50, 50]" "$sim" --policy pollux --fairness-p nan "$tmp/good.csv"
+for p in -50 50; do
+  if ! "$sim" --policy pollux --traces "$traces" --fairness-p $p "$tmp/good.csv" >"$tmp/out" 2>"$tmp/err"; then
+    echo "FAIL: --fairness-p $p (in range) was refused:"
+    cat "$tmp/err"
+    fail=1
+  else
+    echo "ok: --fairness-p $p accepted"
+  fi
+done
+# A seed is a non-negative integer (it used to wrap -3 to 2^64 - 3).
+expect 2 "--seed: value -3 is not an integer in [0, 18446744073709551615]" \
+  "$sim" --policy pollux --seed -3 "$tmp/good.csv"
+expect 2 "--seed: value 18446744073709551616 is not an integer" \
+  "$sim" --policy pollux --seed 18446744073709551616 "$tmp/good.csv"
+expect 2 "--seed: value 0x10 is not an integer" "$sim" --policy pollux --seed 0x10 "$tmp/good.csv"
 expect 2 "traces directory not found" "$sim" --policy pollux --traces "$tmp/nowhere" "$tmp/good.csv"
+
+# Unwritable --json and --plot destinations are refused before the run
+# (they used to fail with exit 1 after the whole simulation).
+mkdir "$tmp/a-dir"
+expect 2 "--json $tmp/no-dir/r.json: directory $tmp/no-dir does not exist" \
+  "$sim" --policy pollux --traces "$traces" --json "$tmp/no-dir/r.json" "$tmp/good.csv"
+expect 2 "--json $tmp/good.csv/r.json: $tmp/good.csv is not a directory" \
+  "$sim" --policy pollux --traces "$traces" --json "$tmp/good.csv/r.json" "$tmp/good.csv"
+expect 2 "--json $tmp/a-dir: $tmp/a-dir is a directory" \
+  "$sim" --policy pollux --traces "$traces" --json "$tmp/a-dir" "$tmp/good.csv"
+expect 2 "--plot $tmp/good.csv: not a directory" \
+  "$sim" --policy pollux --traces "$traces" --plot "$tmp/good.csv" "$tmp/good.csv"
+expect 2 "--plot $tmp/no-dir/plots: cannot create it: directory $tmp/no-dir does not exist" \
+  "$sim" --policy pollux --traces "$traces" --plot "$tmp/no-dir/plots" "$tmp/good.csv"
+if [ "$(id -u)" -ne 0 ]; then  # root may write anywhere
+  mkdir "$tmp/read-only"
+  chmod 555 "$tmp/read-only"
+  expect 2 "--json $tmp/read-only/r.json: cannot write in directory $tmp/read-only: Permission denied" \
+    "$sim" --policy pollux --traces "$traces" --json "$tmp/read-only/r.json" "$tmp/good.csv"
+  expect 2 "--plot $tmp/read-only: cannot write in directory $tmp/read-only: Permission denied" \
+    "$sim" --policy pollux --traces "$traces" --plot "$tmp/read-only" "$tmp/good.csv"
+  expect 2 "--plot $tmp/read-only/plots: cannot create it: cannot write in directory $tmp/read-only" \
+    "$sim" --policy pollux --traces "$traces" --plot "$tmp/read-only/plots" "$tmp/good.csv"
+  chmod 755 "$tmp/read-only"
+fi
+# Nothing was left behind by the checks.
+if [ -n "$(ls -A "$tmp/a-dir")" ]; then
+  echo "FAIL: a probe file was left in $tmp/a-dir"
+  fail=1
+fi
+# A writable destination still works, and the check leaves no probe file.
+if ! "$sim" --policy tiresias --traces "$traces" --json "$tmp/a-dir/r.json" "$tmp/good.csv" >/dev/null 2>"$tmp/err" ||
+  [ "$(ls -A "$tmp/a-dir")" != r.json ]; then
+  echo "FAIL: --json into a writable directory:"
+  cat "$tmp/err"
+  ls -A "$tmp/a-dir"
+  fail=1
+else
+  echo "ok: --json into a writable directory"
+fi
 
 # A corrupted trace file names its line.
 mkdir -p "$tmp/traces"

@@ -60,9 +60,14 @@ enum class SearchKind {
   kLocal,    ///< greedy construction + local search on the same fitness (default)
 };
 
+/// The range of PolicyOptions::fairness_p (inclusive); make_policy throws
+/// std::invalid_argument outside it. Front ends check against these.
+inline constexpr double kMinFairnessP = -50.0;
+inline constexpr double kMaxFairnessP = 50.0;
+
 /// Every tunable of the policies, with the paper's defaults.
 struct PolicyOptions {
-  double fairness_p = -1.0;            ///< power-mean exponent; more negative = fairer
+  double fairness_p = -1.0;            ///< power-mean exponent, in [kMinFairnessP, kMaxFairnessP]; more negative = fairer
   double restart_delay = 30.0;         ///< D, seconds a re-allocation costs a job
   double interval = 60.0;              ///< seconds between scheduling rounds
   bool interference_avoidance = true;  ///< at most one distributed job per node
