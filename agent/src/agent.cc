@@ -339,9 +339,22 @@ struct Agent::Impl {
     if (!err.empty()) throw std::runtime_error(err);
   }
 
+  // Every resize signal this process has received counts as answered.
+  void mark_signals_handled() {
+    seen_signals = agent_detail::ResizeSignal::received();
+    agent_detail::ResizeSignal::set_handled(seen_signals);
+  }
+
   StepAction resize() {
     if (rank == 0 && opt.verbose >= 1) log(rank, "resize requested by the scheduler: checkpointing at step %lld", step);
-    if (!take_checkpoint()) {
+    const bool committed = take_checkpoint();
+    // A signal that reached this rank during the checkpoint is a late copy
+    // of the same burst (slurmd delivers to the nodes a little apart): the
+    // checkpoint answers it too. One that comes during the wait below is a
+    // new request (sched/pollux may have cancelled this resize and decided
+    // another), acted on after it.
+    mark_signals_handled();
+    if (!committed) {
       if (rank == 0) log(rank, "no checkpoint, so no requeue acknowledgement; training goes on");
       return StepAction::kContinue;
     }
@@ -562,8 +575,7 @@ struct Agent::Impl {
       // one that reached this rank after its synchronize(), while another
       // rank had it before (srun does not signal all ranks at once).
       // Counting only packet_signals would flag a second resize next step.
-      seen_signals = std::max(packet_signals, agent_detail::ResizeSignal::received());
-      agent_detail::ResizeSignal::set_handled(seen_signals);
+      mark_signals_handled();
       action = resize();
       periodic_due = false;  // the resize's checkpoint is as recent
     } else if (periodic_due) {

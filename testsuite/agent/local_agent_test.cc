@@ -359,6 +359,67 @@ TEST(LocalAgent, ResizeInExitModeAcknowledgesAndTellsTheLoopToExit) {
   EXPECT_EQ(b->step(), 2);
 }
 
+// sched/pollux signals a job once per resize, but the ranks get the signal
+// a little apart: a copy that reaches a rank after its synchronize(), or
+// during the checkpoint, is answered by that checkpoint. One burst, one
+// checkpoint.
+TEST(LocalAgent, ABurstOfResizeSignalsMakesOneCheckpoint) {
+  TempDir dir;
+  SlurmJob job("9006");
+  AgentOptions o = options(dir);
+  o.requeue_wait = 0.05;
+  App app;
+  auto a = attached(o, app);
+  int checkpoints = 0;
+  a->on_checkpoint([&](const CheckpointContext& c) {
+    if (++checkpoints == 1) ::raise(SIGUSR1);  // a copy that arrives during the checkpoint
+    write_text(c.dir + "/model", std::to_string(app.model_step));
+  });
+  std::vector<float> grad(10, 0.5f);
+  ::raise(SIGUSR1);  // before this step's synchronize() ...
+  plain_step(*a, app, grad);
+  ::raise(SIGUSR1);  // ... and a copy after it
+  a->step_end();
+  EXPECT_EQ(checkpoints, 1);
+  run_steps(*a, app, grad, 3);
+  EXPECT_EQ(checkpoints, 1) << "one burst of signals made more than one checkpoint";
+}
+
+// A signal during the wait for the requeue is a new request (sched/pollux
+// may have cancelled the resize and decided another): acted on after it.
+TEST(LocalAgent, ASignalDuringTheWaitForTheRequeueIsANewRequest) {
+  TempDir dir;
+  SlurmJob job("9007");
+  AgentOptions o = options(dir);
+  o.requeue_wait = 0.5;
+  App app;
+  auto a = attached(o, app);
+  int checkpoints = 0;
+  a->on_checkpoint([&](const CheckpointContext& c) {
+    ++checkpoints;
+    write_text(c.dir + "/model", std::to_string(app.model_step));
+  });
+  std::vector<float> grad(10, 0.5f);
+  ::raise(SIGUSR1);
+  plain_step(*a, app, grad);
+  // Signals once the acknowledgement is in the hint, i.e. during the wait.
+  std::thread scheduler([&] {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < give_up) {
+      const HintResult h = read_hint_file(dir / "9007.hint.yaml", ::getuid(), 9007);
+      if (h && h.hint->checkpoint && h.hint->checkpoint->ready_for_requeue) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::raise(SIGUSR1);
+  });
+  a->step_end();  // checkpoint, acknowledgement, wait, resume
+  scheduler.join();
+  EXPECT_EQ(checkpoints, 1);
+  plain_step(*a, app, grad);
+  a->step_end();
+  EXPECT_EQ(checkpoints, 2) << "the signal during the wait was lost";
+}
+
 // A requeued job may be signalled while it is still starting: the handler
 // the library installs at load time keeps the signal from killing it, and
 // the agent acts on it at its first step boundary.
