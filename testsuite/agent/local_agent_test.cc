@@ -301,6 +301,36 @@ TEST(LocalAgent, AFailingCheckpointCallbackCommitsNothing) {
   EXPECT_EQ(b->step(), 1);
 }
 
+// A callback may throw anything: on every rank the agent reports an
+// ordinary failure (a non-standard exception escaping one rank would leave
+// the others waiting for it in the failure count).
+TEST(LocalAgent, ANonStandardExceptionFromACallbackIsAnOrdinaryFailure) {
+  TempDir dir;
+  std::vector<float> grad(10, 0.5f);
+  {
+    App app;
+    auto a = attached(options(dir), app);
+    run_steps(*a, app, grad, 1);
+    a->checkpoint();
+    a->on_checkpoint([](const CheckpointContext&) { throw 42; });
+    run_steps(*a, app, grad, 1);
+    EXPECT_THROW(a->checkpoint(), std::runtime_error);
+  }
+  auto b = make_local_agent(options(dir));
+  struct NotAnException {};
+  b->on_restore([](const CheckpointContext&) { throw NotAnException{}; });
+  try {
+    b->restore();
+    ADD_FAILURE() << "restored although the callback threw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("failed on 1 rank(s)"), std::string::npos) << e.what();
+  }
+  App app;
+  auto c = restored(options(dir), app);  // the failed checkpoint replaced nothing
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->step(), 1);
+}
+
 // The agent ends the process for a requeue (RequeueMode::kExit).
 AgentOptions exit_mode_options(const TempDir& dir) {
   AgentOptions o = options(dir);
