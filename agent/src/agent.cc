@@ -466,7 +466,9 @@ struct Agent::Impl {
       accum = init.accum_steps;
       publish(true, AdaptRequest::Propose::kAlways);
       adapter->flush();
-      if (const auto p = adapter->take_proposal()) choice = std::to_string(p->atomic_batch) + " " + std::to_string(p->accum_steps);
+      // Without a new one (M0 is best) a proposal from before restore() may wait: it is stale.
+      if (const auto p = adapter->take_proposal(); p && is_current(p->based_on))
+        choice = std::to_string(p->atomic_batch) + " " + std::to_string(p->accum_steps);
     }
     comm->broadcast(choice, 0);
     const auto sp = choice.find(' ');

@@ -13,8 +13,10 @@
 #include <random>
 #include <thread>
 
+#include "agent_state.h"
 #include "spool_test_util.h"
 #include "pollux/agent.h"
+#include "pollux/checkpoint_store.h"
 #include "pollux/hint.h"
 
 namespace pollux {
@@ -492,6 +494,73 @@ TEST(LocalAgent, WritesAHintThatTheSchedulerAccepts) {
   EXPECT_FALSE(h.hint->profile.empty());
   EXPECT_EQ(h.hint->config.replicas, 1);
   EXPECT_EQ(h.hint->max_profiled_replicas, 1);
+}
+
+// Gives the latest checkpoint in `root` a model under which a large batch
+// is far better than a small one (a costly fixed part in every micro-step,
+// gradients that are almost all noise), so that the agent proposes one.
+void plant_a_model_that_wants_large_batches(const std::string& root) {
+  const std::string file = *CheckpointStore(root).latest() + "/" + agent_detail::kAgentStateFile;
+  agent_detail::AgentState s = agent_detail::parse_agent_state(slurp(file));
+  PerfParams perf;
+  perf.alpha_c = 1;
+  perf.beta_c = 1e-6;
+  s.perf = perf;
+  s.estimator = GradNoiseEstimator::State{1e-6, 1, 100, 1, 1000};
+  s.profile.clear();
+  write_text(file, agent_detail::emit_agent_state(s));
+}
+
+// Waits until rank 0's adaptation worker has handled a request made under
+// (atomic, accum): it writes the hint after it stored its proposal.
+void wait_for_hint_of(const std::string& file, std::uint32_t job, int atomic, int accum) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < give_up) {
+    const HintResult h = read_hint_file(file, ::getuid(), job);
+    if (h && h.hint->config.atomic_batch == atomic && h.hint->config.accum_steps == accum) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  FAIL() << "no hint written for atomic " << atomic << ", accum " << accum;
+}
+
+// The worker computes a proposal against the configuration of the moment;
+// if the application sets another before it arrives, it improves on a
+// configuration no longer in use and is dropped, not applied over the
+// application's choice.
+TEST(LocalAgent, AProposalForAConfigurationNoLongerInUseIsDropped) {
+  TempDir dir;
+  SlurmJob job("9008");
+  std::vector<float> grad(10, 0.01f);
+  {
+    App app;
+    auto a = attached(options(dir), app);
+    run_steps(*a, app, grad, 2);
+    a->checkpoint();
+  }
+  plant_a_model_that_wants_large_batches(dir / "ckpt");
+  AgentOptions o = options(dir);
+  o.adapt = true;
+  o.refit_interval = 1e6;  // the planted model stays
+  o.min_profile_steps = 1000;
+  App app;
+  auto b = restored(o, app);
+  ASSERT_TRUE(b);
+  const std::pair<int, int> best{b->atomic_batch(), b->accum_steps()};
+  ASSERT_GT(b->total_batch(), 64) << "the planted model should want more than M0";
+  const std::string hint = b->hint_file();
+
+  b->set_batch_config(16, 0);
+  run_steps(*b, app, grad, 1);  // its step_end() asks the worker (under 16, 0)
+  wait_for_hint_of(hint, 9008, 16, 0);  // a proposal for (16, 0) is ready
+  b->set_batch_config(32, 0);
+  run_steps(*b, app, grad, 1);
+  EXPECT_EQ(std::make_pair(b->atomic_batch(), b->accum_steps()), std::make_pair(32, 0))
+      << "a proposal computed for (16, 0) overrode the application's (32, 0)";
+
+  // A proposal computed for the configuration in use is applied.
+  wait_for_hint_of(hint, 9008, 32, 0);
+  run_steps(*b, app, grad, 1);
+  EXPECT_EQ(std::make_pair(b->atomic_batch(), b->accum_steps()), best);
 }
 
 // kill -9 of a process while it checkpoints, at random moments: a restore
