@@ -163,21 +163,24 @@ std::string CheckpointStore::commit(const std::string& tmp_dir) {
     remove_tree(tmp_dir);
     throw;
   }
+  constexpr const char* kKept = "; not committed: the previous checkpoint stays the latest";
   // 1. Every byte written into the checkpoint is on disk.
   if (::nftw(tmp_dir.c_str(), fsync_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-    throw sys_error("cannot fsync checkpoint", tmp_dir);
+    throw std::runtime_error(sys_error("cannot fsync checkpoint", tmp_dir).what() + std::string(kKept));
   // 2. It gets its final name (atomic), durably.
-  if (::rename(tmp_dir.c_str(), final_dir.c_str()) != 0) throw sys_error("cannot rename checkpoint to", final_dir);
-  if (std::string err = fsync_path(root_); !err.empty()) throw std::runtime_error(err);
+  if (::rename(tmp_dir.c_str(), final_dir.c_str()) != 0)
+    throw std::runtime_error(sys_error("cannot rename checkpoint to", final_dir).what() + std::string(kKept));
+  if (std::string err = fsync_path(root_); !err.empty()) throw std::runtime_error(err + kKept);
   // 3. The pointer switches (atomic, durable). Until here `latest` names
   //    the previous checkpoint, which is untouched.
   const std::string pointer = root_ + "/" + kLatest;
-  if (std::string err = write_file_atomic(pointer, name + "\n"); !err.empty()) {
-    // write_file_atomic() fails after its rename only in syncing the directory.
-    if (latest() == final_dir)
-      throw std::runtime_error(pointer + " names the new checkpoint " + final_dir + ", but " + err +
-                               ": it may not survive a power loss");
-    throw std::runtime_error(err);
+  bool switched = false;
+  if (std::string err = write_file_atomic(pointer, name + "\n", 0644, &switched); !err.empty()) {
+    if (!switched) throw std::runtime_error(err + kKept);
+    // `latest` names the new checkpoint, but a power loss may bring back
+    // the previous one: it is kept (step 4 is skipped).
+    throw std::runtime_error("checkpoint " + final_dir + " is the latest, not durably (" + err +
+                             "); the previous checkpoint is kept");
   }
   // 4. Only now is the previous checkpoint removed.
   for (const std::string& n : list_dir(root_))

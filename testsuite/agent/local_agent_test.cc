@@ -296,7 +296,12 @@ TEST(LocalAgent, AFailingCheckpointCallbackCommitsNothing) {
   a->on_checkpoint([](const CheckpointContext&) { throw std::runtime_error("disk full"); });
   plain_step(*a, app, grad);
   a->step_end();
-  EXPECT_THROW(a->checkpoint(), std::runtime_error);
+  try {
+    a->checkpoint();
+    ADD_FAILURE() << "a failed checkpoint was reported as taken";
+  } catch (const std::runtime_error& e) {  // why, on every rank
+    EXPECT_NE(std::string(e.what()).find("failed on 1 rank(s)"), std::string::npos) << e.what();
+  }
   App app2;
   auto b = restored(options(dir), app2);
   ASSERT_TRUE(b);

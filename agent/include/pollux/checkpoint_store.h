@@ -58,9 +58,10 @@ class CheckpointStore {
   /// Makes the checkpoint in `tmp_dir` durable and the latest; returns its
   /// final directory. Throws SupersededError (the temporary directory is
   /// removed) when a later generation owns the store, or std::runtime_error
-  /// naming the path on failure: before the rename the previous checkpoint
-  /// stays the latest; the message says when the new one is already in
-  /// place and only its durability or the clean-up failed.
+  /// naming the path on failure. The message says which case it is: not
+  /// committed (the previous checkpoint stays the latest), or, when only
+  /// the pointer's fsync failed, the new one is the latest but a power loss
+  /// may bring back the previous one, which is then kept on disk.
   std::string commit(const std::string& tmp_dir);
   /// Removes a temporary directory that will not be committed.
   void abort(const std::string& tmp_dir) noexcept;
