@@ -157,23 +157,30 @@ std::string CheckpointStore::commit(const std::string& tmp_dir) {
   const std::string name = kPrefix + tmp_name.substr(std::strlen(kTmpPrefix));
   const std::string final_dir = root_ + "/" + name;
 
-  try {
-    check_owner();
-  } catch (const SupersededError&) {
-    remove_tree(tmp_dir);
-    throw;
-  }
+  // The owner is checked again right before each step that a later run
+  // must never see undone (the fsync of a large checkpoint takes long).
+  const auto check_owner_or_drop = [this](const std::string& dir) {
+    try {
+      check_owner();
+    } catch (const SupersededError&) {
+      remove_tree(dir);
+      throw;
+    }
+  };
+  check_owner_or_drop(tmp_dir);
   constexpr const char* kKept = "; not committed: the previous checkpoint stays the latest";
   // 1. Every byte written into the checkpoint is on disk.
   if (::nftw(tmp_dir.c_str(), fsync_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
     throw std::runtime_error(sys_error("cannot fsync checkpoint", tmp_dir).what() + std::string(kKept));
   // 2. It gets its final name (atomic), durably.
+  check_owner_or_drop(tmp_dir);
   if (::rename(tmp_dir.c_str(), final_dir.c_str()) != 0)
     throw std::runtime_error(sys_error("cannot rename checkpoint to", final_dir).what() + std::string(kKept));
   if (std::string err = fsync_path(root_); !err.empty()) throw std::runtime_error(err + kKept);
   // 3. The pointer switches (atomic, durable). Until here `latest` names
   //    the previous checkpoint, which is untouched.
   const std::string pointer = root_ + "/" + kLatest;
+  check_owner_or_drop(final_dir);
   bool switched = false;
   if (std::string err = write_file_atomic(pointer, name + "\n", 0644, &switched); !err.empty()) {
     if (!switched) throw std::runtime_error(err + kKept);
@@ -182,7 +189,9 @@ std::string CheckpointStore::commit(const std::string& tmp_dir) {
     throw std::runtime_error("checkpoint " + final_dir + " is the latest, not durably (" + err +
                              "); the previous checkpoint is kept");
   }
-  // 4. Only now is the previous checkpoint removed.
+  // 4. Only now is the previous checkpoint removed, unless a later run
+  //    claimed the store meanwhile: it may be restoring from that one.
+  check_owner();
   for (const std::string& n : list_dir(root_))
     if ((starts_with(n, kPrefix) && n != name) || starts_with(n, kTmpPrefix)) remove_tree(root_ + "/" + n);
   return final_dir;

@@ -21,9 +21,12 @@
 // (`<root>/owner`, its generation, replaced atomically) before it restores
 // or writes; begin() and commit() refuse with SupersededError once a later
 // generation owns the store, so a superseded run never replaces `latest`
-// nor removes the new run's files. (A later run that claims the store in
-// the instant between that check and the rename can still see one last
-// checkpoint of the old run committed; it is complete and its own step.)
+// nor removes the new run's files. commit() checks again right before the
+// rename, the pointer switch and the clean-up, not only before its long
+// fsync. (A later run that claims the store in the instant between the
+// last check and the pointer switch can still see one last checkpoint of
+// the old run become the latest; it is complete, and the old run then
+// stops without removing anything.)
 #ifndef POLLUX_CHECKPOINT_STORE_H
 #define POLLUX_CHECKPOINT_STORE_H
 
