@@ -258,6 +258,27 @@ TEST(LocalAgent, ASupersededRunCannotCommitAndIsToldToStop) {
   EXPECT_EQ(check.model_step, 4);
 }
 
+// The training loop learns it from step_end() too: a superseded run's
+// periodic checkpoint throws SupersededError and commits nothing.
+TEST(LocalAgent, ASupersededRunStopsAtItsNextPeriodicCheckpoint) {
+  TempDir dir;
+  std::vector<float> grad(10, 0.5f);
+  SlurmJob job("78");
+  job.restart(0);
+  AgentOptions o = options(dir);
+  o.checkpoint_interval = 0.05;
+  App old_app;
+  auto old_run = attached(o, old_app);
+  EXPECT_FALSE(old_run->restore());
+  job.restart(1);
+  App new_app;
+  EXPECT_FALSE(attached(options(dir), new_app)->restore());  // claims the directory
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  plain_step(*old_run, old_app, grad);
+  EXPECT_THROW(old_run->step_end(), SupersededError);
+  EXPECT_EQ(CheckpointStore(dir / "ckpt").latest(), std::nullopt) << "the superseded run committed";
+}
+
 // The agent checkpoints by itself every checkpoint_interval seconds, at a
 // step boundary, without the application asking; any checkpoint restarts
 // the interval.
