@@ -25,6 +25,7 @@ constexpr const char* kLatest = "latest";
 constexpr const char* kPrefix = "ckpt-";
 constexpr const char* kTmpPrefix = ".tmp-ckpt-";
 constexpr const char* kOwner = "owner";
+constexpr const char* kNotCommitted = "; not committed: the previous checkpoint stays the latest";
 
 std::runtime_error sys_error(const std::string& what, const std::string& path) {
   return std::runtime_error(what + " " + path + ": " + std::strerror(errno));
@@ -165,25 +166,26 @@ std::string CheckpointStore::commit(const std::string& tmp_dir) {
     } catch (const SupersededError&) {
       remove_tree(dir);
       throw;
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(e.what() + std::string(kNotCommitted));
     }
   };
   check_owner_or_drop(tmp_dir);
-  constexpr const char* kKept = "; not committed: the previous checkpoint stays the latest";
   // 1. Every byte written into the checkpoint is on disk.
   if (::nftw(tmp_dir.c_str(), fsync_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-    throw std::runtime_error(sys_error("cannot fsync checkpoint", tmp_dir).what() + std::string(kKept));
+    throw std::runtime_error(sys_error("cannot fsync checkpoint", tmp_dir).what() + std::string(kNotCommitted));
   // 2. It gets its final name (atomic), durably.
   check_owner_or_drop(tmp_dir);
   if (::rename(tmp_dir.c_str(), final_dir.c_str()) != 0)
-    throw std::runtime_error(sys_error("cannot rename checkpoint to", final_dir).what() + std::string(kKept));
-  if (std::string err = fsync_path(root_); !err.empty()) throw std::runtime_error(err + kKept);
+    throw std::runtime_error(sys_error("cannot rename checkpoint to", final_dir).what() + std::string(kNotCommitted));
+  if (std::string err = fsync_path(root_); !err.empty()) throw std::runtime_error(err + kNotCommitted);
   // 3. The pointer switches (atomic, durable). Until here `latest` names
   //    the previous checkpoint, which is untouched.
   const std::string pointer = root_ + "/" + kLatest;
   check_owner_or_drop(final_dir);
   bool switched = false;
   if (std::string err = write_file_atomic(pointer, name + "\n", 0644, &switched); !err.empty()) {
-    if (!switched) throw std::runtime_error(err + kKept);
+    if (!switched) throw std::runtime_error(err + kNotCommitted);
     // `latest` names the new checkpoint, but a power loss may bring back
     // the previous one: it is kept (step 4 is skipped).
     throw std::runtime_error("checkpoint " + final_dir + " is the latest, not durably (" + err +
@@ -191,7 +193,13 @@ std::string CheckpointStore::commit(const std::string& tmp_dir) {
   }
   // 4. Only now is the previous checkpoint removed, unless a later run
   //    claimed the store meanwhile: it may be restoring from that one.
-  check_owner();
+  try {
+    check_owner();
+  } catch (const SupersededError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("checkpoint " + final_dir + " is the latest, but older ones were not removed: " + e.what());
+  }
   for (const std::string& n : list_dir(root_))
     if ((starts_with(n, kPrefix) && n != name) || starts_with(n, kTmpPrefix)) remove_tree(root_ + "/" + n);
   return final_dir;

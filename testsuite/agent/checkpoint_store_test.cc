@@ -83,6 +83,18 @@ TEST(CheckpointStore, AnUnreadableOwnerIsAnError) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("not a restart count"), std::string::npos) << e.what();
   }
+  // Corrupted while a checkpoint is written: the commit says it did not happen.
+  write_text(dir / "owner", "0\n");
+  const std::string t = store.begin(1);
+  write_text(dir / "owner", "three\n");
+  try {
+    store.commit(t);
+    ADD_FAILURE() << "committed with a corrupt owner";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a restart count"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not committed"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(store.latest(), std::nullopt);
 }
 
 // A commit that fails before the pointer switched says that nothing was
