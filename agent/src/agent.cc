@@ -267,8 +267,10 @@ struct Agent::Impl {
     if (verdict.rfind(kSuperseded, 0) == 0) throw SupersededError(verdict.substr(kSuperseded.size()));
   }
 
-  bool take_checkpoint() {
-    std::string dir, err;
+  // Takes a checkpoint; returns "" when it is committed, else why not (the
+  // same text on every rank).
+  std::string take_checkpoint() {
+    std::string dir;
     if (rank == 0) {
       // Any checkpoint, taken or tried, restarts the periodic interval.
       next_periodic = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -279,13 +281,13 @@ struct Agent::Impl {
         dir = std::string(kSuperseded) + e.what();
         log(rank, "checkpoint at step %lld refused: %s", step, e.what());
       } catch (const std::exception& e) {
-        err = e.what();
+        dir = std::string("!") + e.what();  // as in restore(): "!" marks a reason
+        log(rank, "checkpoint at step %lld not taken: %s", step, e.what());
       }
-      if (!err.empty()) log(rank, "checkpoint at step %lld not taken: %s", step, err.c_str());
     }
     comm->broadcast(dir, 0);
     throw_if_superseded(dir);
-    if (dir.empty()) return false;
+    if (dir.rfind('!', 0) == 0) return "not taken: " + dir.substr(1);
     bool failed = false;
     try {
       if (save_fn) save_fn(CheckpointContext{dir, rank, replicas, step});
@@ -298,11 +300,11 @@ struct Agent::Impl {
       log(rank, "checkpoint at step %lld failed: the checkpoint callback threw a non-standard exception", step);
     }
     // Also the barrier: every rank has written its part before the commit.
-    if (count_failures(failed) > 0) {
+    if (const int n = count_failures(failed); n > 0) {
       if (rank == 0) store.abort(dir);
-      return false;
+      return "writing it failed on " + std::to_string(n) + " rank(s) (see their messages); the previous one stays";
     }
-    std::string result = "ok";
+    std::string result;
     if (rank == 0) {
       try {
         const std::string final_dir = store.commit(dir);
@@ -317,7 +319,7 @@ struct Agent::Impl {
     }
     comm->broadcast(result, 0);
     throw_if_superseded(result);
-    return result == "ok";
+    return result;
   }
 
   void write_state(const std::string& dir) {
@@ -339,10 +341,23 @@ struct Agent::Impl {
     if (!err.empty()) throw std::runtime_error(err);
   }
 
+  // Every resize signal this process has received counts as answered.
+  void mark_signals_handled() {
+    seen_signals = agent_detail::ResizeSignal::received();
+    agent_detail::ResizeSignal::set_handled(seen_signals);
+  }
+
   StepAction resize() {
     if (rank == 0 && opt.verbose >= 1) log(rank, "resize requested by the scheduler: checkpointing at step %lld", step);
-    if (!take_checkpoint()) {
-      if (rank == 0) log(rank, "no checkpoint, so no requeue acknowledgement; training goes on");
+    const std::string failure = take_checkpoint();
+    // A signal that reached this rank during the checkpoint is a late copy
+    // of the same burst (slurmd delivers to the nodes a little apart): the
+    // checkpoint answers it too. One that comes during the wait below is a
+    // new request (sched/pollux may have cancelled this resize and decided
+    // another), acted on after it.
+    mark_signals_handled();
+    if (!failure.empty()) {
+      if (rank == 0) log(rank, "no checkpoint (%s), so no requeue acknowledgement; training goes on", failure.c_str());
       return StepAction::kContinue;
     }
     if (rank == 0) {
@@ -453,7 +468,9 @@ struct Agent::Impl {
       accum = init.accum_steps;
       publish(true, AdaptRequest::Propose::kAlways);
       adapter->flush();
-      if (const auto p = adapter->take_proposal()) choice = std::to_string(p->atomic_batch) + " " + std::to_string(p->accum_steps);
+      // Without a new one (M0 is best) a proposal from before restore() may wait: it is stale.
+      if (const auto p = adapter->take_proposal(); p && is_current(p->based_on))
+        choice = std::to_string(p->atomic_batch) + " " + std::to_string(p->accum_steps);
     }
     comm->broadcast(choice, 0);
     const auto sp = choice.find(' ');
@@ -562,17 +579,17 @@ struct Agent::Impl {
       // one that reached this rank after its synchronize(), while another
       // rank had it before (srun does not signal all ranks at once).
       // Counting only packet_signals would flag a second resize next step.
-      seen_signals = std::max(packet_signals, agent_detail::ResizeSignal::received());
-      agent_detail::ResizeSignal::set_handled(seen_signals);
+      mark_signals_handled();
       action = resize();
       periodic_due = false;  // the resize's checkpoint is as recent
     } else if (periodic_due) {
       periodic_due = false;
-      const bool ok = take_checkpoint();  // a failure keeps the previous one: training goes on
-      if (rank == 0) {
-        if (ok) last_checkpoint = HintCheckpoint{step, unix_now(), false};
-        if (opt.verbose >= 1 || !ok)
-          log(rank, "periodic checkpoint of step %lld %s", step, ok ? "committed" : "failed; next try in one interval");
+      const std::string failure = take_checkpoint();  // the previous one stays: training goes on
+      if (rank == 0 && failure.empty()) {
+        last_checkpoint = HintCheckpoint{step, unix_now(), false};
+        if (opt.verbose >= 1) log(rank, "periodic checkpoint of step %lld committed", step);
+      } else if (rank == 0) {
+        log(rank, "periodic checkpoint of step %lld failed (%s); next try in one interval", step, failure.c_str());
       }
     }
     update_gain();
@@ -593,7 +610,8 @@ bool Agent::restore() { return impl_->restore(); }
 
 void Agent::checkpoint() {
   if (impl_->micro_done != 0 || impl_->synced) throw std::logic_error("checkpoint() inside a step: call it after step_end()");
-  if (!impl_->take_checkpoint()) throw std::runtime_error("checkpoint at step " + std::to_string(impl_->step) + " failed");
+  if (const std::string failure = impl_->take_checkpoint(); !failure.empty())
+    throw std::runtime_error("checkpoint at step " + std::to_string(impl_->step) + " failed: " + failure);
   impl_->last_checkpoint = HintCheckpoint{impl_->step, unix_now(), false};
 }
 

@@ -25,6 +25,7 @@ constexpr const char* kLatest = "latest";
 constexpr const char* kPrefix = "ckpt-";
 constexpr const char* kTmpPrefix = ".tmp-ckpt-";
 constexpr const char* kOwner = "owner";
+constexpr const char* kNotCommitted = "; not committed: the previous checkpoint stays the latest";
 
 std::runtime_error sys_error(const std::string& what, const std::string& path) {
   return std::runtime_error(what + " " + path + ": " + std::strerror(errno));
@@ -157,29 +158,48 @@ std::string CheckpointStore::commit(const std::string& tmp_dir) {
   const std::string name = kPrefix + tmp_name.substr(std::strlen(kTmpPrefix));
   const std::string final_dir = root_ + "/" + name;
 
-  try {
-    check_owner();
-  } catch (const SupersededError&) {
-    remove_tree(tmp_dir);
-    throw;
-  }
+  // The owner is checked again right before each step that a later run
+  // must never see undone (the fsync of a large checkpoint takes long).
+  const auto check_owner_or_drop = [this](const std::string& dir) {
+    try {
+      check_owner();
+    } catch (const SupersededError&) {
+      remove_tree(dir);
+      throw;
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(e.what() + std::string(kNotCommitted));
+    }
+  };
+  check_owner_or_drop(tmp_dir);
   // 1. Every byte written into the checkpoint is on disk.
   if (::nftw(tmp_dir.c_str(), fsync_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-    throw sys_error("cannot fsync checkpoint", tmp_dir);
+    throw std::runtime_error(sys_error("cannot fsync checkpoint", tmp_dir).what() + std::string(kNotCommitted));
   // 2. It gets its final name (atomic), durably.
-  if (::rename(tmp_dir.c_str(), final_dir.c_str()) != 0) throw sys_error("cannot rename checkpoint to", final_dir);
-  if (std::string err = fsync_path(root_); !err.empty()) throw std::runtime_error(err);
+  check_owner_or_drop(tmp_dir);
+  if (::rename(tmp_dir.c_str(), final_dir.c_str()) != 0)
+    throw std::runtime_error(sys_error("cannot rename checkpoint to", final_dir).what() + std::string(kNotCommitted));
+  if (std::string err = fsync_path(root_); !err.empty()) throw std::runtime_error(err + kNotCommitted);
   // 3. The pointer switches (atomic, durable). Until here `latest` names
   //    the previous checkpoint, which is untouched.
   const std::string pointer = root_ + "/" + kLatest;
-  if (std::string err = write_file_atomic(pointer, name + "\n"); !err.empty()) {
-    // write_file_atomic() fails after its rename only in syncing the directory.
-    if (latest() == final_dir)
-      throw std::runtime_error(pointer + " names the new checkpoint " + final_dir + ", but " + err +
-                               ": it may not survive a power loss");
-    throw std::runtime_error(err);
+  check_owner_or_drop(final_dir);
+  bool switched = false;
+  if (std::string err = write_file_atomic(pointer, name + "\n", 0644, &switched); !err.empty()) {
+    if (!switched) throw std::runtime_error(err + kNotCommitted);
+    // `latest` names the new checkpoint, but a power loss may bring back
+    // the previous one: it is kept (step 4 is skipped).
+    throw std::runtime_error("checkpoint " + final_dir + " is the latest, not durably (" + err +
+                             "); the previous checkpoint is kept");
   }
-  // 4. Only now is the previous checkpoint removed.
+  // 4. Only now is the previous checkpoint removed, unless a later run
+  //    claimed the store meanwhile: it may be restoring from that one.
+  try {
+    check_owner();
+  } catch (const SupersededError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("checkpoint " + final_dir + " is the latest, but older ones were not removed: " + e.what());
+  }
   for (const std::string& n : list_dir(root_))
     if ((starts_with(n, kPrefix) && n != name) || starts_with(n, kTmpPrefix)) remove_tree(root_ + "/" + n);
   return final_dir;

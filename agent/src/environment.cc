@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -45,7 +46,11 @@ double env_real(const char* name, double lo, double hi, double fallback) {
   const char* end = v + std::strlen(v);
   const auto r = std::from_chars(v, end, x);
   if (r.ec != std::errc() || r.ptr != end || !std::isfinite(x)) bad(name, v, "not a finite number");
-  if (x < lo || x > hi) bad(name, v, "out of range");
+  if (x < lo || x > hi) {
+    char range[64];
+    std::snprintf(range, sizeof range, "out of range [%.15g, %.15g]", lo, hi);
+    bad(name, v, range);
+  }
   return x;
 }
 

@@ -72,7 +72,9 @@ std::string fsync_parent(const std::string& path) noexcept {
   }
 }
 
-std::string write_file_atomic(const std::string& path, std::string_view data, mode_t mode) noexcept {
+std::string write_file_atomic(const std::string& path, std::string_view data, mode_t mode,
+                              bool* replaced) noexcept {
+  if (replaced != nullptr) *replaced = false;
   try {
     const std::string dir = parent_dir(path);
     const auto slash = path.find_last_of('/');
@@ -96,7 +98,10 @@ std::string write_file_atomic(const std::string& path, std::string_view data, mo
       ::unlink(tmp.c_str());
       return err;
     }
-    return fsync_path(dir);
+    if (replaced != nullptr) *replaced = true;
+    if (err = fsync_path(dir); !err.empty())
+      return path + " was replaced, but " + err + ": the change may not survive a power loss";
+    return {};
   } catch (...) {
     return "out of memory writing " + path;
   }

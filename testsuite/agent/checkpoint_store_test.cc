@@ -83,6 +83,48 @@ TEST(CheckpointStore, AnUnreadableOwnerIsAnError) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("not a restart count"), std::string::npos) << e.what();
   }
+  // Corrupted while a checkpoint is written: the commit says it did not happen.
+  write_text(dir / "owner", "0\n");
+  const std::string t = store.begin(1);
+  write_text(dir / "owner", "three\n");
+  try {
+    store.commit(t);
+    ADD_FAILURE() << "committed with a corrupt owner";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a restart count"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not committed"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(store.latest(), std::nullopt);
+}
+
+// A commit that fails before the pointer switched says that nothing was
+// committed, and the previous checkpoint stays the latest.
+TEST(CheckpointStore, AFailedCommitSaysThePreviousCheckpointStays) {
+  TempDir dir;
+  CheckpointStore store(dir.path());
+  const std::string c1 = store.commit([&] {
+    const std::string t = store.begin(1);
+    write_text(t + "/x", "1");
+    return t;
+  }());
+  const std::string t2 = store.begin(2);
+  write_text(t2 + "/x", "2");
+  // The pointer cannot be replaced: a non-empty directory holds its name.
+  ASSERT_EQ(::rename((dir / "latest").c_str(), (dir / "pointer").c_str()), 0);
+  ASSERT_EQ(::mkdir((dir / "latest").c_str(), 0755), 0);
+  write_text(dir / "latest/x", "in the way");
+  try {
+    store.commit(t2);
+    ADD_FAILURE() << "committed without switching the pointer";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not committed: the previous checkpoint stays the latest"), std::string::npos)
+        << e.what();
+  }
+  ASSERT_EQ(::rename((dir / "latest/x").c_str(), (dir / "y").c_str()), 0);
+  ASSERT_EQ(::rmdir((dir / "latest").c_str()), 0);
+  ASSERT_EQ(::rename((dir / "pointer").c_str(), (dir / "latest").c_str()), 0);
+  EXPECT_EQ(store.latest(), c1);
+  EXPECT_EQ(slurp(c1 + "/x"), "1");
 }
 
 TEST(CheckpointStore, AbortKeepsThePreviousCheckpoint) {

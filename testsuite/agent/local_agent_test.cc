@@ -13,8 +13,10 @@
 #include <random>
 #include <thread>
 
+#include "agent_state.h"
 #include "spool_test_util.h"
 #include "pollux/agent.h"
+#include "pollux/checkpoint_store.h"
 #include "pollux/hint.h"
 
 namespace pollux {
@@ -256,6 +258,27 @@ TEST(LocalAgent, ASupersededRunCannotCommitAndIsToldToStop) {
   EXPECT_EQ(check.model_step, 4);
 }
 
+// The training loop learns it from step_end() too: a superseded run's
+// periodic checkpoint throws SupersededError and commits nothing.
+TEST(LocalAgent, ASupersededRunStopsAtItsNextPeriodicCheckpoint) {
+  TempDir dir;
+  std::vector<float> grad(10, 0.5f);
+  SlurmJob job("78");
+  job.restart(0);
+  AgentOptions o = options(dir);
+  o.checkpoint_interval = 0.05;
+  App old_app;
+  auto old_run = attached(o, old_app);
+  EXPECT_FALSE(old_run->restore());
+  job.restart(1);
+  App new_app;
+  EXPECT_FALSE(attached(options(dir), new_app)->restore());  // claims the directory
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  plain_step(*old_run, old_app, grad);
+  EXPECT_THROW(old_run->step_end(), SupersededError);
+  EXPECT_EQ(CheckpointStore(dir / "ckpt").latest(), std::nullopt) << "the superseded run committed";
+}
+
 // The agent checkpoints by itself every checkpoint_interval seconds, at a
 // step boundary, without the application asking; any checkpoint restarts
 // the interval.
@@ -294,11 +317,46 @@ TEST(LocalAgent, AFailingCheckpointCallbackCommitsNothing) {
   a->on_checkpoint([](const CheckpointContext&) { throw std::runtime_error("disk full"); });
   plain_step(*a, app, grad);
   a->step_end();
-  EXPECT_THROW(a->checkpoint(), std::runtime_error);
+  try {
+    a->checkpoint();
+    ADD_FAILURE() << "a failed checkpoint was reported as taken";
+  } catch (const std::runtime_error& e) {  // why, on every rank
+    EXPECT_NE(std::string(e.what()).find("failed on 1 rank(s)"), std::string::npos) << e.what();
+  }
   App app2;
   auto b = restored(options(dir), app2);
   ASSERT_TRUE(b);
   EXPECT_EQ(b->step(), 1);
+}
+
+// A callback may throw anything: on every rank the agent reports an
+// ordinary failure (a non-standard exception escaping one rank would leave
+// the others waiting for it in the failure count).
+TEST(LocalAgent, ANonStandardExceptionFromACallbackIsAnOrdinaryFailure) {
+  TempDir dir;
+  std::vector<float> grad(10, 0.5f);
+  {
+    App app;
+    auto a = attached(options(dir), app);
+    run_steps(*a, app, grad, 1);
+    a->checkpoint();
+    a->on_checkpoint([](const CheckpointContext&) { throw 42; });
+    run_steps(*a, app, grad, 1);
+    EXPECT_THROW(a->checkpoint(), std::runtime_error);
+  }
+  auto b = make_local_agent(options(dir));
+  struct NotAnException {};
+  b->on_restore([](const CheckpointContext&) { throw NotAnException{}; });
+  try {
+    b->restore();
+    ADD_FAILURE() << "restored although the callback threw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("failed on 1 rank(s)"), std::string::npos) << e.what();
+  }
+  App app;
+  auto c = restored(options(dir), app);  // the failed checkpoint replaced nothing
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->step(), 1);
 }
 
 // The agent ends the process for a requeue (RequeueMode::kExit).
@@ -359,6 +417,67 @@ TEST(LocalAgent, ResizeInExitModeAcknowledgesAndTellsTheLoopToExit) {
   EXPECT_EQ(b->step(), 2);
 }
 
+// sched/pollux signals a job once per resize, but the ranks get the signal
+// a little apart: a copy that reaches a rank after its synchronize(), or
+// during the checkpoint, is answered by that checkpoint. One burst, one
+// checkpoint.
+TEST(LocalAgent, ABurstOfResizeSignalsMakesOneCheckpoint) {
+  TempDir dir;
+  SlurmJob job("9006");
+  AgentOptions o = options(dir);
+  o.requeue_wait = 0.05;
+  App app;
+  auto a = attached(o, app);
+  int checkpoints = 0;
+  a->on_checkpoint([&](const CheckpointContext& c) {
+    if (++checkpoints == 1) ::raise(SIGUSR1);  // a copy that arrives during the checkpoint
+    write_text(c.dir + "/model", std::to_string(app.model_step));
+  });
+  std::vector<float> grad(10, 0.5f);
+  ::raise(SIGUSR1);  // before this step's synchronize() ...
+  plain_step(*a, app, grad);
+  ::raise(SIGUSR1);  // ... and a copy after it
+  a->step_end();
+  EXPECT_EQ(checkpoints, 1);
+  run_steps(*a, app, grad, 3);
+  EXPECT_EQ(checkpoints, 1) << "one burst of signals made more than one checkpoint";
+}
+
+// A signal during the wait for the requeue is a new request (sched/pollux
+// may have cancelled the resize and decided another): acted on after it.
+TEST(LocalAgent, ASignalDuringTheWaitForTheRequeueIsANewRequest) {
+  TempDir dir;
+  SlurmJob job("9007");
+  AgentOptions o = options(dir);
+  o.requeue_wait = 0.5;
+  App app;
+  auto a = attached(o, app);
+  int checkpoints = 0;
+  a->on_checkpoint([&](const CheckpointContext& c) {
+    ++checkpoints;
+    write_text(c.dir + "/model", std::to_string(app.model_step));
+  });
+  std::vector<float> grad(10, 0.5f);
+  ::raise(SIGUSR1);
+  plain_step(*a, app, grad);
+  // Signals once the acknowledgement is in the hint, i.e. during the wait.
+  std::thread scheduler([&] {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < give_up) {
+      const HintResult h = read_hint_file(dir / "9007.hint.yaml", ::getuid(), 9007);
+      if (h && h.hint->checkpoint && h.hint->checkpoint->ready_for_requeue) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::raise(SIGUSR1);
+  });
+  a->step_end();  // checkpoint, acknowledgement, wait, resume
+  scheduler.join();
+  EXPECT_EQ(checkpoints, 1);
+  plain_step(*a, app, grad);
+  a->step_end();
+  EXPECT_EQ(checkpoints, 2) << "the signal during the wait was lost";
+}
+
 // A requeued job may be signalled while it is still starting: the handler
 // the library installs at load time keeps the signal from killing it, and
 // the agent acts on it at its first step boundary.
@@ -401,6 +520,73 @@ TEST(LocalAgent, WritesAHintThatTheSchedulerAccepts) {
   EXPECT_FALSE(h.hint->profile.empty());
   EXPECT_EQ(h.hint->config.replicas, 1);
   EXPECT_EQ(h.hint->max_profiled_replicas, 1);
+}
+
+// Gives the latest checkpoint in `root` a model under which a large batch
+// is far better than a small one (a costly fixed part in every micro-step,
+// gradients that are almost all noise), so that the agent proposes one.
+void plant_a_model_that_wants_large_batches(const std::string& root) {
+  const std::string file = *CheckpointStore(root).latest() + "/" + agent_detail::kAgentStateFile;
+  agent_detail::AgentState s = agent_detail::parse_agent_state(slurp(file));
+  PerfParams perf;
+  perf.alpha_c = 1;
+  perf.beta_c = 1e-6;
+  s.perf = perf;
+  s.estimator = GradNoiseEstimator::State{1e-6, 1, 100, 1, 1000};
+  s.profile.clear();
+  write_text(file, agent_detail::emit_agent_state(s));
+}
+
+// Waits until rank 0's adaptation worker has handled a request made under
+// (atomic, accum): it writes the hint after it stored its proposal.
+void wait_for_hint_of(const std::string& file, std::uint32_t job, int atomic, int accum) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < give_up) {
+    const HintResult h = read_hint_file(file, ::getuid(), job);
+    if (h && h.hint->config.atomic_batch == atomic && h.hint->config.accum_steps == accum) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  FAIL() << "no hint written for atomic " << atomic << ", accum " << accum;
+}
+
+// The worker computes a proposal against the configuration of the moment;
+// if the application sets another before it arrives, it improves on a
+// configuration no longer in use and is dropped, not applied over the
+// application's choice.
+TEST(LocalAgent, AProposalForAConfigurationNoLongerInUseIsDropped) {
+  TempDir dir;
+  SlurmJob job("9008");
+  std::vector<float> grad(10, 0.01f);
+  {
+    App app;
+    auto a = attached(options(dir), app);
+    run_steps(*a, app, grad, 2);
+    a->checkpoint();
+  }
+  plant_a_model_that_wants_large_batches(dir / "ckpt");
+  AgentOptions o = options(dir);
+  o.adapt = true;
+  o.refit_interval = 1e6;  // the planted model stays
+  o.min_profile_steps = 1000;
+  App app;
+  auto b = restored(o, app);
+  ASSERT_TRUE(b);
+  const std::pair<int, int> best{b->atomic_batch(), b->accum_steps()};
+  ASSERT_GT(b->total_batch(), 64) << "the planted model should want more than M0";
+  const std::string hint = b->hint_file();
+
+  b->set_batch_config(16, 0);
+  run_steps(*b, app, grad, 1);  // its step_end() asks the worker (under 16, 0)
+  wait_for_hint_of(hint, 9008, 16, 0);  // a proposal for (16, 0) is ready
+  b->set_batch_config(32, 0);
+  run_steps(*b, app, grad, 1);
+  EXPECT_EQ(std::make_pair(b->atomic_batch(), b->accum_steps()), std::make_pair(32, 0))
+      << "a proposal computed for (16, 0) overrode the application's (32, 0)";
+
+  // A proposal computed for the configuration in use is applied.
+  wait_for_hint_of(hint, 9008, 32, 0);
+  run_steps(*b, app, grad, 1);
+  EXPECT_EQ(std::make_pair(b->atomic_batch(), b->accum_steps()), best);
 }
 
 // kill -9 of a process while it checkpoints, at random moments: a restore

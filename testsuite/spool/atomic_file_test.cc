@@ -42,6 +42,22 @@ TEST(WriteFileAtomic, WritesAndReplaces) {
   EXPECT_EQ(st.st_mode & 0777, 0644u);
 }
 
+// `replaced` tells a failure that left the target as it was from one
+// after the rename (only the directory's fsync, not provoked here).
+TEST(WriteFileAtomic, SaysWhetherTheTargetWasReplaced) {
+  TempDir dir;
+  const std::string path = dir / "f";
+  bool replaced = false;
+  ASSERT_EQ(write_file_atomic(path, "one", 0644, &replaced), "");
+  EXPECT_TRUE(replaced);
+  const std::string busy = dir / "busy";  // a non-empty directory: the rename fails
+  ASSERT_EQ(::mkdir(busy.c_str(), 0755), 0);
+  ASSERT_EQ(write_file_atomic(busy + "/x", "x"), "");
+  const std::string err = write_file_atomic(busy, "two", 0644, &replaced);
+  EXPECT_NE(err.find("cannot rename over " + busy), std::string::npos) << err;
+  EXPECT_FALSE(replaced);
+}
+
 TEST(WriteFileAtomic, KillNineNeverLeavesATornFile) {
   TempDir dir;
   const std::string path = dir / "data";

@@ -170,8 +170,10 @@ class Agent {
   /// count); SupersededError if a later run of the job owns it.
   bool restore();
   /// Takes a checkpoint now (at a step boundary). Collective. Throws
-  /// std::runtime_error when it failed (the previous checkpoint stays;
-  /// training may go on), and SupersededError, on every rank, when a later
+  /// std::runtime_error, on every rank and with rank 0's reason, when it
+  /// failed (the previous checkpoint stays; training may go on; see
+  /// CheckpointStore::commit() for the one case where the new one is
+  /// already the latest), and SupersededError, on every rank, when a later
   /// run of the job owns the checkpoint directory (Slurm requeued the job
   /// while this run still trained): then stop training.
   void checkpoint();

@@ -21,9 +21,12 @@
 // (`<root>/owner`, its generation, replaced atomically) before it restores
 // or writes; begin() and commit() refuse with SupersededError once a later
 // generation owns the store, so a superseded run never replaces `latest`
-// nor removes the new run's files. (A later run that claims the store in
-// the instant between that check and the rename can still see one last
-// checkpoint of the old run committed; it is complete and its own step.)
+// nor removes the new run's files. commit() checks again right before the
+// rename, the pointer switch and the clean-up, not only before its long
+// fsync. (A later run that claims the store in the instant between the
+// last check and the pointer switch can still see one last checkpoint of
+// the old run become the latest; it is complete, and the old run then
+// stops without removing anything.)
 #ifndef POLLUX_CHECKPOINT_STORE_H
 #define POLLUX_CHECKPOINT_STORE_H
 
@@ -58,9 +61,10 @@ class CheckpointStore {
   /// Makes the checkpoint in `tmp_dir` durable and the latest; returns its
   /// final directory. Throws SupersededError (the temporary directory is
   /// removed) when a later generation owns the store, or std::runtime_error
-  /// naming the path on failure: before the rename the previous checkpoint
-  /// stays the latest; the message says when the new one is already in
-  /// place and only its durability or the clean-up failed.
+  /// naming the path on failure. The message says which case it is: not
+  /// committed (the previous checkpoint stays the latest), or, when only
+  /// the pointer's fsync failed, the new one is the latest but a power loss
+  /// may bring back the previous one, which is then kept on disk.
   std::string commit(const std::string& tmp_dir);
   /// Removes a temporary directory that will not be committed.
   void abort(const std::string& tmp_dir) noexcept;

@@ -9,6 +9,10 @@
 //
 // All functions return an empty string on success, else a one-line reason
 // naming the path, and never throw.
+//
+// write_file_atomic() can fail after its rename, in the directory's fsync
+// alone: readers then already see the new content, which a power loss may
+// still revert. Its message says so, and `replaced` tells the caller.
 #ifndef POLLUX_ATOMIC_FILE_H
 #define POLLUX_ATOMIC_FILE_H
 
@@ -22,8 +26,10 @@
 namespace pollux {
 
 /// Replaces `path` with `data` atomically; the file gets permission `mode`.
+/// `*replaced` (when given) is set to whether `path` holds `data` now,
+/// durably or not.
 std::string write_file_atomic(const std::string& path, std::string_view data,
-                              mode_t mode = 0644) noexcept;
+                              mode_t mode = 0644, bool* replaced = nullptr) noexcept;
 
 /// fsync() of a file or directory (opened read-only).
 std::string fsync_path(const std::string& path) noexcept;
