@@ -20,6 +20,13 @@ using test::slurp;
 using test::TempDir;
 using test::write_text;
 
+// Commits a checkpoint of `step` holding the file x with `text`.
+std::string commit_x(CheckpointStore& store, long long step, const std::string& text) {
+  const std::string t = store.begin(step);
+  write_text(t + "/x", text);
+  return store.commit(t);
+}
+
 TEST(CheckpointStore, NoCheckpointYet) {
   TempDir dir;
   CheckpointStore store(dir / "ckpt");
@@ -102,11 +109,7 @@ TEST(CheckpointStore, AnUnreadableOwnerIsAnError) {
 TEST(CheckpointStore, AFailedCommitSaysThePreviousCheckpointStays) {
   TempDir dir;
   CheckpointStore store(dir.path());
-  const std::string c1 = store.commit([&] {
-    const std::string t = store.begin(1);
-    write_text(t + "/x", "1");
-    return t;
-  }());
+  const std::string c1 = commit_x(store, 1, "1");
   const std::string t2 = store.begin(2);
   write_text(t2 + "/x", "2");
   // The pointer cannot be replaced: a non-empty directory holds its name.
@@ -130,11 +133,7 @@ TEST(CheckpointStore, AFailedCommitSaysThePreviousCheckpointStays) {
 TEST(CheckpointStore, AbortKeepsThePreviousCheckpoint) {
   TempDir dir;
   CheckpointStore store(dir.path());
-  const std::string c1 = store.commit([&] {
-    const std::string t = store.begin(1);
-    write_text(t + "/x", "1");
-    return t;
-  }());
+  const std::string c1 = commit_x(store, 1, "1");
   const std::string t2 = store.begin(2);
   write_text(t2 + "/x", "2");
   store.abort(t2);
