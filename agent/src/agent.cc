@@ -148,8 +148,7 @@ struct Agent::Impl {
     // A signal that came before this agent (during start-up) is acted on
     // at the first step boundary.
     seen_signals = agent_detail::ResizeSignal::handled();
-    next_periodic = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(opt.checkpoint_interval));
+    schedule_periodic();
     if (opt.write_hints && env.job_id != 0) spool_dir = opt.spool_dir.empty() ? resolve_spool_dir() : opt.spool_dir;
     const BatchConfig init = initial_config(opt.limits, replicas);
     atomic = init.atomic_batch;
@@ -258,6 +257,11 @@ struct Agent::Impl {
   }
 
   // --- Checkpoints ----------------------------------------------------------
+  void schedule_periodic() {
+    next_periodic = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(opt.checkpoint_interval));
+  }
+
   // Rank 0's verdict travels to every rank as a string; this prefix marks a
   // superseded run (CheckpointStore's fencing), which every rank then
   // reports by throwing SupersededError: the training must stop.
@@ -272,9 +276,7 @@ struct Agent::Impl {
   std::string take_checkpoint() {
     std::string dir;
     if (rank == 0) {
-      // Any checkpoint, taken or tried, restarts the periodic interval.
-      next_periodic = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                         std::chrono::duration<double>(opt.checkpoint_interval));
+      schedule_periodic();  // any checkpoint, taken or tried, restarts the interval
       try {
         dir = store.begin(step);
       } catch (const SupersededError& e) {
@@ -350,9 +352,11 @@ struct Agent::Impl {
   StepAction resize() {
     if (rank == 0 && opt.verbose >= 1) log(rank, "resize requested by the scheduler: checkpointing at step %lld", step);
     const std::string failure = take_checkpoint();
-    // A signal that reached this rank during the checkpoint is a late copy
-    // of the same burst (slurmd delivers to the nodes a little apart): the
-    // checkpoint answers it too. One that comes during the wait below is a
+    // A signal that reached this rank after its synchronize() (another rank
+    // had it before) or during the checkpoint is a late copy of the same
+    // burst (slurmd delivers to the nodes a little apart): the checkpoint
+    // answers it too; counting only packet_signals would flag a second
+    // resize at the next step. One that comes during the wait below is a
     // new request (sched/pollux may have cancelled this resize and decided
     // another), acted on after it.
     mark_signals_handled();
@@ -575,11 +579,6 @@ struct Agent::Impl {
     StepAction action = StepAction::kContinue;
     if (resize_requested) {
       resize_requested = false;
-      // Every signal received so far is answered by this checkpoint: also
-      // one that reached this rank after its synchronize(), while another
-      // rank had it before (srun does not signal all ranks at once).
-      // Counting only packet_signals would flag a second resize next step.
-      mark_signals_handled();
       action = resize();
       periodic_due = false;  // the resize's checkpoint is as recent
     } else if (periodic_due) {

@@ -118,19 +118,19 @@ long CheckpointStore::owner() const {
   return g;
 }
 
-void CheckpointStore::check_owner() const {
+long CheckpointStore::check_owner() const {
   const long g = owner();
   if (g > generation_)
     throw SupersededError(root_ + " belongs to restart " + std::to_string(g) + " of the job, and this run is restart " +
                           std::to_string(generation_) + ": it was superseded (requeued while it still ran) and "
                           "stops; or the directory was left by an earlier job with the same id: move it away or "
                           "set POLLUX_CHECKPOINT_DIR");
+  return g;
 }
 
 void CheckpointStore::claim() {
   make_directories(root_);
-  check_owner();
-  if (owner() != generation_) {
+  if (check_owner() != generation_) {
     if (std::string err = write_file_atomic(root_ + "/" + kOwner, std::to_string(generation_) + "\n"); !err.empty())
       throw std::runtime_error(err);
   }

@@ -78,7 +78,8 @@ class CheckpointStore {
  private:
   /// The generation that owns the store; -1 when none has claimed it.
   long owner() const;
-  void check_owner() const;
+  /// owner(), after throwing SupersededError if a later generation it is.
+  long check_owner() const;
 
   std::string root_;
   long generation_ = 0;
