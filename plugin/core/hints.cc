@@ -33,6 +33,15 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
     const ElasticJobSnapshot& job = snap.jobs[i];
     if (job.held_by_other) continue;
     seen.insert(job.job_id);
+    // No model this round; the reason is logged once while it stays the same.
+    const auto reject = [&](const std::string& why) {
+      cache_.erase(job.job_id);
+      std::string& last = logged_[job.job_id];
+      if (last != why) {
+        last = why;
+        log_("JobId=" + std::to_string(job.job_id) + ": hint rejected, no model used: " + why);
+      }
+    };
     const std::string path = hint_path(spool_dir, job.job_id);
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) {  // no hint yet: no model, nothing to log
@@ -47,8 +56,7 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
       std::string why = path + ": owned by uid " + std::to_string(st.st_uid) + ", not the job's user " +
                         std::to_string(job.uid);
       why += ::unlink(path.c_str()) == 0 ? " (removed)" : std::string(" (cannot remove it: ") + std::strerror(errno) + ")";
-      cache_.erase(job.job_id);
-      log_("JobId=" + std::to_string(job.job_id) + ": hint rejected, no model used: " + why);
+      reject(why);
       continue;
     }
     const std::int64_t mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
@@ -66,12 +74,7 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
       r.hint.reset();
     }
     if (!r) {
-      cache_.erase(job.job_id);
-      std::string& last = logged_[job.job_id];
-      if (last != r.error) {
-        last = r.error;
-        log_("JobId=" + std::to_string(job.job_id) + ": hint rejected, no model used: " + r.error);
-      }
+      reject(r.error);
       continue;
     }
     logged_.erase(job.job_id);
