@@ -2,15 +2,27 @@
 // The slurmctld internals the Pollux plugins use, from the Slurm source
 // tree of the installed version (configure --with-slurm-source). Every
 // symbol resolves from the slurmctld executable when the plugin is loaded.
+// Headers that moved between releases are included from where the tree has
+// them (SLURM_VERSION_NUMBER, from slurm/slurm_version.h); the API
+// differences themselves are in compat_*.h, one header per concern.
 #ifndef POLLUX_SCHED_SLURM_API_H
 #define POLLUX_SCHED_SLURM_API_H
 
+// Slurm's headers are C: 24.05's extra_constraints.h names a struct field
+// `operator`, a C++ keyword. It is renamed while they are read (the plugins
+// never use that field; the layout is unchanged).
+#define operator slurm_operator
 extern "C" {
 #include "config.h"
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
+#include "slurm/slurm_version.h"
 #include "src/common/bitstring.h"
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+#include "src/interfaces/gres.h"  // 23.02 moved it from src/common
+#else
 #include "src/common/gres.h"
+#endif
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/macros.h"
@@ -25,5 +37,6 @@ extern "C" {
 #include "src/slurmctld/slurmctld.h"
 #include "src/slurmctld/state_save.h"
 }
+#undef operator
 
 #endif  // POLLUX_SCHED_SLURM_API_H

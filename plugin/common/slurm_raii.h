@@ -5,6 +5,7 @@
 #ifndef POLLUX_SCHED_SLURM_RAII_H
 #define POLLUX_SCHED_SLURM_RAII_H
 
+#include "compat_list.h"
 #include "slurm_api.h"
 
 namespace pollux::sched {
@@ -22,7 +23,7 @@ class SlurmctldLock {
 
 class ListIteratorGuard {
  public:
-  explicit ListIteratorGuard(List list) : it_(list_iterator_create(list)) {}
+  explicit ListIteratorGuard(list_t* list) : it_(list_iterator_create(list)) {}
   ~ListIteratorGuard() { list_iterator_destroy(it_); }
   ListIteratorGuard(const ListIteratorGuard&) = delete;
   ListIteratorGuard& operator=(const ListIteratorGuard&) = delete;
@@ -30,7 +31,7 @@ class ListIteratorGuard {
   T* next() { return static_cast<T*>(list_next(it_)); }
 
  private:
-  ListIterator it_;
+  list_itr_t* it_;
 };
 
 }  // namespace pollux::sched

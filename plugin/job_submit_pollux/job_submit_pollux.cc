@@ -8,10 +8,14 @@
 // SlurmUser/root) may release a Pollux hold or change an elastic job's
 // size; an administrator's own hold (scontrol hold) is recorded as theirs,
 // so that sched/pollux leaves the job alone until they release it.
-// Does nothing unless SchedulerType=sched/pollux.
+// Does nothing unless SchedulerType=sched/pollux. Keeps no state of its
+// own, so hooks that slurmctld runs concurrently (23.02+) share nothing
+// mutable; refusals reach the user through err_msg (compat_job_submit.h).
 #include <cstring>
 #include <exception>
+#include <string>
 
+#include "common/compat_job_submit.h"
 #include "common/job_record.h"
 #include "common/slurm_api.h"
 
@@ -42,7 +46,18 @@ int submit(job_desc_msg_t* desc, uint32_t uid) {
   return SLURM_SUCCESS;
 }
 
-int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid) {
+// Refuses a modification: one log line, and the same text to the user
+// (err_msg: "scontrol: error: ..."; 22.05 passes none).
+int refuse(char** err_msg, const std::string& why) {
+  info("job_submit/pollux: %s", why.c_str());
+  if (err_msg != nullptr) {
+    xfree(*err_msg);
+    *err_msg = xstrdup(why.c_str());
+  }
+  return ESLURM_ACCESS_DENIED;
+}
+
+int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid, char** err_msg) {
   using namespace pollux::sched;
   if (!pollux_scheduler()) return SLURM_SUCCESS;
   if (xstrcmp(desc->alloc_node, kInternalUpdate) == 0) return SLURM_SUCCESS;  // sched/pollux itself
@@ -50,15 +65,14 @@ int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid) {
   if (!managed || (!IS_JOB_PENDING(job) && !IS_JOB_RUNNING(job))) return SLURM_SUCCESS;
   const bool slurm_user = uid == 0 || uid == slurm_conf.slurm_user_id;
   if (changes_size(desc) && !slurm_user) {
-    info("job_submit/pollux: JobId=%u: uid %u may not change the size of an elastic job: sched/pollux decides it",
-         job->job_id, uid);
-    return ESLURM_ACCESS_DENIED;
+    return refuse(err_msg, "JobId=" + std::to_string(job->job_id) + ": uid " + std::to_string(uid) +
+                               " may not change the size of an elastic job: sched/pollux decides it");
   }
   if (held_by_pollux(job)) {
     if (desc->priority == INFINITE && !slurm_user) {
-      info("job_submit/pollux: JobId=%u: held by sched/pollux until a round gives it GPUs: release refused for uid %u",
-           job->job_id, uid);
-      return ESLURM_ACCESS_DENIED;
+      return refuse(err_msg, "JobId=" + std::to_string(job->job_id) +
+                                 ": held by sched/pollux until a round gives it GPUs: release refused for uid " +
+                                 std::to_string(uid));
     }
     if (desc->priority == 0 && validate_operator(uid)) {  // an administrator's hold: theirs from now on
       if (!pollux_state(job)) {  // not adopted yet: adopt it now, or the first round would take the hold over
@@ -110,9 +124,9 @@ POLLUX_EXPORT int job_submit(job_desc_msg_t* desc, uint32_t submit_uid, char** e
   return SLURM_SUCCESS;  // never refuse a job because of the plugin's own failure
 }
 
-POLLUX_EXPORT int job_modify(job_desc_msg_t* desc, job_record_t* job, uint32_t submit_uid) {
+POLLUX_EXPORT int job_modify(POLLUX_JOB_MODIFY_PARAMS) {
   try {
-    return modify(desc, job, submit_uid);
+    return modify(desc, job, submit_uid, POLLUX_JOB_MODIFY_ERR_MSG);
   } catch (const std::exception& e) {
     error("job_submit/pollux: %s", e.what());
   } catch (...) {

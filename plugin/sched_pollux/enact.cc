@@ -5,6 +5,8 @@
 #include <csignal>
 #include <cmath>
 
+#include "common/compat_job_update.h"
+#include "common/compat_requeue.h"
 #include "common/job_record.h"
 #include "core/elastic.h"
 
@@ -32,7 +34,7 @@ std::optional<double> early_begin(const ElasticJobSnapshot& j, const JobState& s
 int set_size(job_record_t* job, const Alloc& alloc, bool release) {
   auto* desc = static_cast<job_desc_msg_t*>(xmalloc(sizeof(job_desc_msg_t)));
   slurm_init_job_desc_msg(desc);
-  desc->job_id = job->job_id;
+  set_update_job_id(desc, job->job_id);
   desc->alloc_node = xstrdup(kInternalUpdate);
   desc->min_nodes = desc->max_nodes = static_cast<uint32_t>(alloc.nodes);
   desc->num_tasks = static_cast<uint32_t>(alloc.gpus());
@@ -108,7 +110,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         else ++r.signalled;
         break;
       case Action::kRequeue:
-        rc = job_requeue(0, job->job_id, nullptr, false, 0);
+        rc = requeue_job(job);
         if (rc != SLURM_SUCCESS) {
           r.errors.push_back(describe(job, "requeue", rc));
           break;

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "common/slurm_api.h"
+#include "common/compat_locks.h"
+#include "common/compat_thread.h"
 #include "common/slurm_raii.h"
 #include "core/hints.h"
 #include "core/params.h"
@@ -123,7 +125,7 @@ class RoundThread {
   void load_params() {
     std::string sched_params, job_submit;
     {
-      const SlurmctldLock lock({READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK, NO_LOCK});
+      const SlurmctldLock lock(slurmctld_locks(READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK, NO_LOCK));
       sched_params = slurm_conf.sched_params != nullptr ? slurm_conf.sched_params : "";
       job_submit = slurm_conf.job_submit_plugins != nullptr ? slurm_conf.job_submit_plugins : "";
     }
@@ -199,7 +201,7 @@ class RoundThread {
     const Clock::time_point t0 = Clock::now();
     Snapshot snap;
     {
-      const SlurmctldLock lock({NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
+      const SlurmctldLock lock(slurmctld_locks(NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK));
       snap = take_snapshot(static_cast<double>(std::time(nullptr)));
     }
     const double read_ms = ms_since(t0);
@@ -221,7 +223,7 @@ class RoundThread {
     if (needs_enact(snap, result)) {
       const Clock::time_point t2 = Clock::now();
       {
-        const SlurmctldLock lock({READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
+        const SlurmctldLock lock(slurmctld_locks(READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK));
         report = enact(snap, result);
       }
       write_ms = ms_since(t2);
@@ -286,7 +288,7 @@ void start_rounds() {
   rounds = new RoundThread;
   rounds->start(parsed.params);
   if (parsed.params.backfill) {
-    slurm_thread_create(&backfill_thread, backfill_agent, nullptr);
+    POLLUX_THREAD_CREATE("bckfl", &backfill_thread, backfill_agent, nullptr);
     info("sched/pollux: Slurm's backfill scheduler runs for rigid jobs (pollux_backfill=yes)");
   } else {
     info("sched/pollux: no backfill (pollux_backfill=no): rigid jobs start in priority order only");
@@ -299,8 +301,7 @@ void start_rounds() {
 void stop_rounds() {
   if (backfill_thread != 0) {
     stop_backfill_agent();
-    pthread_join(backfill_thread, nullptr);
-    backfill_thread = 0;
+    POLLUX_THREAD_JOIN(backfill_thread);
   }
   if (rounds != nullptr) {
     rounds->stop();
