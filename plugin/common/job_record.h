@@ -5,6 +5,7 @@
 #ifndef POLLUX_SCHED_JOB_RECORD_H
 #define POLLUX_SCHED_JOB_RECORD_H
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
