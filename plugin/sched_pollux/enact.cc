@@ -7,6 +7,7 @@
 
 #include "common/compat_job_update.h"
 #include "common/compat_requeue.h"
+#include "common/compat_tres.h"
 #include "common/job_record.h"
 #include "core/elastic.h"
 
@@ -45,7 +46,7 @@ int set_size(job_record_t* job, const Alloc& alloc, bool release) {
   if (cpus_per_task == 0 || cpus_per_task == NO_VAL16) cpus_per_task = 1;
   desc->min_cpus = static_cast<uint32_t>(alloc.gpus()) * cpus_per_task;
   desc->pn_min_cpus = static_cast<uint16_t>(alloc.gpus_per_node * cpus_per_task);
-  desc->tres_per_node = xstrdup(gpus_per_node_tres(alloc.gpus_per_node).c_str());
+  desc->tres_per_node = xstrdup(slurm_gpus_per_node_tres(alloc.gpus_per_node).c_str());
   desc->req_nodes = xstrdup(alloc.node_list.c_str());
   if (release) desc->priority = INFINITE;
   slurm_msg_t msg;
