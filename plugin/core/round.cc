@@ -81,6 +81,40 @@ const char* resize_reason(const Placement& from, const Placement& to) {
   return "move";
 }
 
+// A job left out of the round (see cannot_start): a pending one gets no
+// GPUs and is held by sched/pollux with the reason, unless a user or
+// administrator holds it (never touched); a running one held by them keeps
+// its size (a pending checkpoint for a resize is called off).
+JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& in) {
+  const ElasticJobSnapshot& j = snap.jobs[i];
+  JobDecision d;
+  d.job = i;
+  JobState& st = d.state;
+  st = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, j.submit_time, ""});
+  st.range = j.range;
+  st.submit = j.submit_time;
+  auto enter = [&](Phase ph) {
+    if (st.phase != ph) st.since = snap.now;
+    st.phase = ph;
+  };
+  if (j.running) {
+    if (st.phase == Phase::kCheckpointing) st.why = "cancel";
+    enter(Phase::kRunning);
+    st.alloc = to_alloc(j.current, snap.nodes);
+  } else {
+    st.why = cannot_start(j, snap.now);
+    enter(Phase::kHeld);
+    st.alloc = {};
+    d.hold_reason = hold_reason_for(st.why);
+    if (!j.held_by_other && !(j.held_by_pollux && j.hold_text == d.hold_reason)) d.action = Action::kHold;
+  }
+  const Placement& shown = j.running ? j.current : Placement{};
+  const int g = uniform_share(shown);
+  d.view = view_at(in.model, static_cast<int>(shown.size()), g > 0 ? g : 0);
+  d.comment = format_comment(d.view, st);
+  return d;
+}
+
 }  // namespace
 
 const char* action_name(Action action) noexcept {
@@ -92,6 +126,28 @@ const char* action_name(Action action) noexcept {
     case Action::kRequeue: return "requeue";
   }
   return "?";
+}
+
+std::string cannot_start(const ElasticJobSnapshot& j, double now) {
+  if (j.running) return {};
+  if (j.held_by_other) return "held";
+  if (!j.blocker.empty()) return j.blocker;
+  if (j.begin_time > now) {
+    // sched/pollux's own requeue, and Slurm's credential window after it,
+    // set begin times that the enactment shortens (early_begin).
+    const bool by_requeue = j.restarts > 0 && j.state && j.begin_time <= j.state->since + kRequeueWindow;
+    if (!by_requeue) return "begin";
+  }
+  return {};
+}
+
+std::string hold_reason_for(const std::string& why) {
+  if (why == "dependency") return "pollux: waiting for its dependency";
+  if (why == "dependency-never") return "pollux: dependency never satisfied";
+  if (why == "begin") return "pollux: waiting for its begin time";
+  if (why == "reservation") return "pollux: reservation not active";
+  if (why == "partition") return "pollux: partition down or inactive";
+  return "pollux: waiting for GPUs";
 }
 
 std::string node_list(const Placement& p, const std::vector<NodeSnapshot>& nodes) {
@@ -137,20 +193,29 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   // GPUs the elastic jobs may share: free of rigid jobs, minus what the
   // rigid queue needs. On nodes that take no new work, running elastic
   // jobs may stay where they are.
-  std::vector<int> elastic_use(node_count, 0);
-  for (const ElasticJobSnapshot& j : snap.jobs)
-    if (j.running && !j.held_by_other) add(elastic_use, j.current);
+  std::vector<int> elastic_use(node_count, 0), pinned_use(node_count, 0);
+  for (const ElasticJobSnapshot& j : snap.jobs) {
+    if (j.running) add(elastic_use, j.current);
+    if (j.running && j.held_by_other) add(pinned_use, j.current);  // held while running: stays as it is
+  }
   std::vector<int> cap(node_count, 0);
   for (std::size_t n = 0; n < node_count; ++n)
-    cap[n] = snap.nodes[n].usable ? std::max(0, snap.nodes[n].gpus - snap.nodes[n].rigid_gpus) : 0;
+    cap[n] = snap.nodes[n].usable
+                 ? std::max(0, snap.nodes[n].gpus - snap.nodes[n].rigid_gpus - pinned_use[n])
+                 : 0;
   result.reserved_gpus = reserve_for_rigid(snap, elastic_use, cap);
   for (std::size_t n = 0; n < node_count; ++n)
-    if (!snap.nodes[n].usable) cap[n] = elastic_use[n];
+    if (!snap.nodes[n].usable) cap[n] = std::max(0, elastic_use[n] - pinned_use[n]);
 
   // The jobs the policy schedules, and what each holds or was promised.
   std::vector<std::size_t> sched;  // indices into snap.jobs
-  for (std::size_t i = 0; i < snap.jobs.size(); ++i)
-    if (!snap.jobs[i].held_by_other) sched.push_back(i);
+  std::vector<std::size_t> outside;  // held, blocked, or held while running
+  for (std::size_t i = 0; i < snap.jobs.size(); ++i) {
+    if (!snap.jobs[i].held_by_other && cannot_start(snap.jobs[i], snap.now).empty())
+      sched.push_back(i);
+    else
+      outside.push_back(i);
+  }
   auto phase_of = [&](const ElasticJobSnapshot& j) { return j.state ? j.state->phase : Phase::kHeld; };
   // Without a (usable) answer from the policy every job keeps what it has.
   std::vector<Placement> keep(sched.size());
@@ -250,7 +315,9 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     if (!j.running) {
       if (p.empty()) {
         // A job held at submission gets sched/pollux's own hold (and reason).
-        d.action = j.held_by_pollux && j.state ? Action::kNone : Action::kHold;
+        d.hold_reason = hold_reason_for("wait");
+        const bool held_for_gpus = j.hold_text.empty() || j.hold_text == d.hold_reason;
+        d.action = j.held_by_pollux && j.state && held_for_gpus ? Action::kNone : Action::kHold;
         enter(Phase::kHeld);
         st.alloc = {};
         st.why = "wait";
@@ -296,6 +363,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     d.comment = format_comment(d.view, st);
     result.decisions.push_back(std::move(d));
   }
+  for (std::size_t i : outside) result.decisions.push_back(decide_outside(snap, i, inputs[i]));
   return result;
 }
 

@@ -46,7 +46,9 @@ struct ElasticJobSnapshot {
   double start_time = 0;        ///< of the current run, when running
   int restarts = 0;             ///< Slurm's restart count
   bool running = false;         ///< else pending
-  bool held_by_other = false;   ///< a user's or administrator's hold: not scheduled, not touched
+  /// A user's or administrator's hold: not scheduled, not touched. Pending:
+  /// no GPUs. Running (held while it runs): kept at its size, never requeued.
+  bool held_by_other = false;
   bool held_by_pollux = false;  ///< pending and held by sched/pollux or job_submit/pollux
   ElasticRange range;
   std::optional<JobState> state;  ///< nullopt: not yet seen by a round
@@ -56,6 +58,11 @@ struct ElasticJobSnapshot {
   std::string system_comment;     ///< as it was
   double begin_time = 0;          ///< the job's begin time (pending)
   bool completing = false;        ///< pending after a requeue, still cleaning up its last run
+  /// Pending: why Slurm would not start the job now at any size, from
+  /// Slurm's own tests (blocker_*: dependency, reservation, partition);
+  /// empty when nothing but its size stops it.
+  std::string blocker;
+  std::string hold_text;          ///< pending and held: the reason text squeue shows
 };
 
 /// A pending rigid job asking for GPUs, in Slurm's priority order.
@@ -92,12 +99,28 @@ enum class Action {
 
 const char* action_name(Action action) noexcept;
 
+/// Begin times up to this long after a requeue's phase change were set by
+/// the requeue (sched/pollux's gap, or Slurm's credential window), not by a user.
+inline constexpr double kRequeueWindow = 1800.0;
+
+/// Why a pending elastic job cannot start now at any size, as the one-word
+/// `why` of its SystemComment: "held" (a user's or administrator's hold),
+/// the snapshot's blocker ("dependency", "dependency-never", "reservation",
+/// "partition"), or "begin" (a begin time in the future that no requeue
+/// set). Empty when it can start. Such a job is left out of the round: it
+/// gets no GPUs, and those it was promised are free again.
+std::string cannot_start(const ElasticJobSnapshot& job, double now);
+
+/// The hold reason squeue shows for a job sched/pollux holds because of `why`.
+std::string hold_reason_for(const std::string& why);
+
 struct JobDecision {
   std::size_t job = 0;  ///< index in Snapshot::jobs
   Action action = Action::kNone;
   JobState state;       ///< the new state (written to the SystemComment)
   JobView view;
   std::string comment;  ///< format_comment(view, state)
+  std::string hold_reason;  ///< kHold: the reason text (hold_reason_for(state.why))
 };
 
 struct RoundResult {

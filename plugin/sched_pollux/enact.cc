@@ -14,8 +14,6 @@ namespace {
 /// A requeued job may start again this long after the requeue: sooner, its
 /// new launch credential could carry the revocation's time stamp.
 constexpr double kRequeueGap = 2.0;
-/// Begin times later than this after a requeue were set by Slurm itself.
-constexpr double kRequeueWindow = 1800.0;
 
 // A requeued job that has finished cleaning up is held by Slurm until its
 // launch credential window passes (batch_requeue_fini: begin time = now +
@@ -94,7 +92,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
       case Action::kNone:
         break;
       case Action::kHold:
-        set_pollux_hold(job, kHoldReason);
+        set_pollux_hold(job, d.hold_reason.empty() ? kHoldReason : d.hold_reason.c_str());
         ++r.held;
         break;
       case Action::kRelease:

@@ -199,7 +199,8 @@ class RoundThread {
     const Clock::time_point t0 = Clock::now();
     Snapshot snap;
     {
-      const SlurmctldLock lock({NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
+      // The job write lock: Slurm's dependency test updates the job (snapshot.h).
+      const SlurmctldLock lock({READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, READ_LOCK});
       snap = take_snapshot(static_cast<double>(std::time(nullptr)));
     }
     const double read_ms = ms_since(t0);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/job_record.h"
+#include "common/job_runnable.h"
 
 namespace pollux::sched {
 namespace {
@@ -85,7 +86,7 @@ Snapshot take_snapshot(double now) {
       e.restarts = job->restart_cnt;
       e.running = running;
       e.held_by_pollux = held_by_pollux(job);
-      e.held_by_other = pending && job->priority == 0 && !e.held_by_pollux;
+      e.held_by_other = job->priority == 0 && !e.held_by_pollux;  // running too: held while it runs
       e.range = state ? state->range : *classify(shape_of(job));
       if (running) e.current = placement_of(job);
       if (state) e.decided = to_placement(state->alloc, snap.nodes);
@@ -93,6 +94,8 @@ Snapshot take_snapshot(double now) {
       e.system_comment = job->system_comment != nullptr ? job->system_comment : "";
       e.begin_time = job->details != nullptr ? static_cast<double>(job->details->begin_time) : 0.0;
       e.completing = IS_JOB_COMPLETING(job);
+      if (pending && !e.held_by_other) e.blocker = start_blocker(job);
+      if (pending && job->state_reason == WAIT_HELD && job->state_desc != nullptr) e.hold_text = job->state_desc;
       snap.jobs.push_back(std::move(e));
       continue;  // GPUs of a requeued elastic job still completing are about to be free
     }

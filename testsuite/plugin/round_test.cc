@@ -269,10 +269,99 @@ TEST(Round, JobsHeldByOthersAreNeitherScheduledNorTouched) {
   f.add(pending_job(8));
   f.policy.answer = {on({{0, 4}})};
   const RoundResult r = f.run();
-  ASSERT_EQ(r.decisions.size(), 1u);
+  ASSERT_EQ(r.decisions.size(), 2u);
   EXPECT_EQ(r.decisions[0].job, 1u);
   ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
   EXPECT_EQ(f.policy.seen_jobs[0].id, 8u);
+  // The held job is not touched in Slurm; its comment says it has no GPUs.
+  EXPECT_EQ(r.decisions[1].job, 0u);
+  EXPECT_EQ(r.decisions[1].action, Action::kNone);
+  EXPECT_EQ(r.decisions[1].state.phase, Phase::kHeld);
+  EXPECT_TRUE(r.decisions[1].state.alloc.empty());
+  EXPECT_EQ(r.decisions[1].state.why, "held");
+}
+
+TEST(Round, AJobHeldByItsUserAfterARequeueGivesBackWhatItWasPromised) {
+  Fixture f;
+  // Released at 2x4 (its requeue for a resize); the user held it meanwhile.
+  ElasticJobSnapshot j = starting_job(7, on({{0, 4}, {1, 4}}), f.snap.nodes);
+  j.held_by_other = true;
+  j.restarts = 1;
+  f.add(j);
+  f.add(pending_job(8));
+  f.policy.answer = {on({{0, 4}, {1, 4}, {2, 4}, {3, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_TRUE(f.policy.seen_current[0].empty());
+  for (const NodeInfo& n : f.policy.seen_nodes) EXPECT_EQ(n.gpus, 4);  // nothing kept for job 7
+  ASSERT_EQ(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[0].action, Action::kRelease);
+  EXPECT_EQ(r.decisions[1].action, Action::kNone);
+  EXPECT_EQ(r.decisions[1].state.phase, Phase::kHeld);
+  EXPECT_TRUE(r.decisions[1].state.alloc.empty());
+}
+
+TEST(Round, AJobHeldWhileItRunsKeepsItsSizeAndItsCheckpointIsCalledOff) {
+  Fixture f;
+  ElasticJobSnapshot j = running_job(7, on({{0, 4}}), f.snap.nodes);
+  j.held_by_other = true;
+  j.state = state(Phase::kCheckpointing, Alloc{2, 4, "n1,n2"}, kNow - 5, "grow");
+  f.add(j);
+  f.add(pending_job(8));
+  f.policy.answer = {on({{1, 4}, {2, 4}, {3, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_EQ(f.policy.seen_nodes[0].gpus, 0);  // its GPUs are its own
+  ASSERT_EQ(r.decisions.size(), 2u);
+  const JobDecision& d = r.decisions[1];
+  EXPECT_EQ(d.job, 0u);
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(d.state.phase, Phase::kRunning);
+  EXPECT_EQ(d.state.alloc, (Alloc{1, 4, "n1"}));
+  EXPECT_EQ(d.state.why, "cancel");
+}
+
+TEST(Round, BlockedJobsAreHeldWithTheirReasonAndGetNoGpus) {
+  for (const char* why : {"dependency", "dependency-never", "reservation", "partition"}) {
+    Fixture f;
+    ElasticJobSnapshot j = starting_job(7, on({{0, 4}}), f.snap.nodes);
+    j.blocker = why;
+    f.add(j);
+    f.policy.answer = {};
+    const RoundResult r = f.run();
+    EXPECT_TRUE(f.policy.seen_jobs.empty());
+    ASSERT_EQ(r.decisions.size(), 1u);
+    EXPECT_EQ(r.decisions[0].action, Action::kHold) << why;
+    EXPECT_EQ(r.decisions[0].state.why, why);
+    EXPECT_EQ(r.decisions[0].hold_reason, hold_reason_for(why));
+    EXPECT_TRUE(r.decisions[0].state.alloc.empty());
+    // Held with that reason already: nothing to do.
+    f.snap.jobs[0].held_by_pollux = true;
+    f.snap.jobs[0].hold_text = hold_reason_for(why);
+    EXPECT_EQ(f.run().decisions[0].action, Action::kNone);
+    // Unblocked and without GPUs: the reason goes back to waiting for GPUs.
+    f.snap.jobs[0].blocker.clear();
+    f.policy.answer = {{}};
+    const RoundResult r2 = f.run();
+    EXPECT_EQ(r2.decisions[0].action, Action::kHold);
+    EXPECT_EQ(r2.decisions[0].hold_reason, "pollux: waiting for GPUs");
+  }
+}
+
+TEST(Round, ABeginTimeInTheFutureBlocksUnlessARequeueSetIt) {
+  ElasticJobSnapshot j = pending_job(7);
+  j.begin_time = kNow + 60;
+  EXPECT_EQ(cannot_start(j, kNow), "begin");
+  EXPECT_EQ(cannot_start(j, kNow + 60), "");
+  j.restarts = 1;  // requeued by sched/pollux 5 s ago: Slurm's credential window
+  j.state = state(Phase::kStarting, Alloc{1, 4, "n1"}, kNow - 5);
+  EXPECT_EQ(cannot_start(j, kNow), "");
+  j.begin_time = kNow + 3600;  // set later, by someone else
+  EXPECT_EQ(cannot_start(j, kNow), "begin");
+  j.running = true;
+  EXPECT_EQ(cannot_start(j, kNow), "");
 }
 
 TEST(Round, ThePolicySharesOnlyWhatRigidJobsLeave) {
