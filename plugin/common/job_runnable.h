@@ -7,6 +7,7 @@
 #define POLLUX_SCHED_JOB_RUNNABLE_H
 
 #include <string>
+#include <vector>
 
 #include "slurm_api.h"
 
@@ -30,6 +31,19 @@ std::string start_blocker(job_record_t* job);
 /// Caller holds the job write lock (job_limits_check() recomputes some of the
 /// job's per-node counts) and the partition read lock.
 std::string limits_refusal(job_record_t* job);
+
+/// The nodes Slurm lets the job use at all, by node index (node_record_t::index):
+/// those of its partitions that take jobs, less --exclude, and with
+/// --constraint only those with the features active (valid_feature_counts(),
+/// slurmctld's own feature test). A node list the job was given (--nodelist,
+/// or a size sched/pollux set) is not a constraint here. Caller holds the
+/// job write lock (the feature test caches its node sets in the job's
+/// feature list), the node and partition read locks.
+std::vector<bool> usable_nodes(job_record_t* job);
+
+/// The most nodes the job's partitions allow it (MaxNodes: the largest
+/// over its partitions), 0 when there is no limit. Partition read lock.
+int partition_max_nodes(const job_record_t* job);
 
 }  // namespace pollux::sched
 

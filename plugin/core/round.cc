@@ -265,6 +265,8 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
                                     in.model ? std::max(in.model->max_gpus_by_batch(), holds) : INT_MAX});
       info.max_replicas = std::max(info.max_replicas, info.min_replicas);
       info.requested_gpus = j.range.max_gpus();
+      info.allowed_nodes = j.allowed;
+      if (j.max_nodes_limit > 0 && j.max_nodes_limit < j.range.max_nodes) info.max_nodes = j.max_nodes_limit;
       if (j.running) info.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
       jobs.push_back(std::move(info));
     }

@@ -63,6 +63,11 @@ struct ElasticJobSnapshot {
   /// empty when nothing but its size stops it.
   std::string blocker;
   std::string hold_text;          ///< pending and held: the reason text squeue shows
+  /// Where and how large Slurm lets the job run (its partitions, --exclude,
+  /// --constraint, MaxNodes): allowed[n] for this snapshot's node n (empty:
+  /// every node), and the most nodes (0: no limit). The policy keeps to them.
+  std::vector<bool> allowed;
+  int max_nodes_limit = 0;
 };
 
 /// A pending rigid job asking for GPUs, in Slurm's priority order.

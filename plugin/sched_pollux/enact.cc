@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/job_record.h"
+#include "common/job_runnable.h"
 #include "core/elastic.h"
 
 namespace pollux::sched {
@@ -65,6 +66,26 @@ std::string describe(const job_record_t* job, const char* what, int rc) {
   return "JobId=" + std::to_string(job->job_id) + ": " + what + " failed: " + slurm_strerror(rc);
 }
 
+// After a size was set: Slurm's own limits test, which its main loop makes
+// before it starts the job. A size it refuses is undone at once: the job
+// is held without GPUs, and the round after decides again.
+bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::string& comment) {
+  const std::string reason = limits_refusal(job);
+  if (reason.empty()) return false;
+  set_pollux_hold(job, ("pollux: Slurm refused its size (" + reason + ")").c_str());
+  JobState st = d.state;
+  st.phase = Phase::kHeld;
+  st.alloc = {};
+  st.why = "refused";
+  comment = format_comment(JobView{}, st);
+  r.refusals.push_back({job->job_id, reason, "JobId=" + std::to_string(job->job_id) + ": Slurm refuses " +
+                                           std::to_string(d.state.alloc.nodes) + "x" +
+                                           std::to_string(d.state.alloc.gpus_per_node) + " GPUs on " +
+                                           d.state.alloc.node_list + ": " + reason +
+                                           "; held without GPUs until a round finds a size Slurm accepts"});
+  return true;
+}
+
 }  // namespace
 
 bool needs_enact(const Snapshot& snap, const RoundResult& round) {
@@ -88,6 +109,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
       continue;
     }
     int rc = SLURM_SUCCESS;
+    std::string comment = d.comment;
     switch (d.action) {
       case Action::kNone:
         break;
@@ -98,7 +120,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
       case Action::kRelease:
         rc = set_size(job, d.state.alloc, job->priority == 0);
         if (rc != SLURM_SUCCESS) r.errors.push_back(describe(job, "setting its size", rc));
-        else ++r.released;
+        else if (!refused(job, d, r, comment)) ++r.released;
         break;
       case Action::kSignal:
         rc = job_signal(job, SIGUSR1, 0, 0, false);
@@ -117,6 +139,8 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         } else if ((rc = set_size(job, d.state.alloc, false)) != SLURM_SUCCESS) {
           r.errors.push_back(describe(job, "setting its size after the requeue", rc));
           set_pollux_hold(job, kHoldReason);  // never restart at the old size
+        } else {
+          refused(job, d, r, comment);
         }
         if (job->details != nullptr) job->details->begin_time = now + static_cast<time_t>(kRequeueGap);
         break;
@@ -126,8 +150,8 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
       job->details->begin_time = static_cast<time_t>(std::ceil(*begin));
       ++r.restarted_early;
     }
-    if (d.comment != j.system_comment) {
-      set_string(&job->system_comment, d.comment);
+    if (comment != j.system_comment) {
+      set_string(&job->system_comment, comment);
       ++r.comments;
     }
   }

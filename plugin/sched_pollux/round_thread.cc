@@ -4,7 +4,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <condition_variable>
 #include <csignal>
 #include <ctime>
@@ -228,6 +230,7 @@ class RoundThread {
       write_ms = ms_since(t2);
     }
     for (const std::string& e : report.errors) error("sched/pollux: %s", e.c_str());
+    log_refusals(snap, report);
     for (const JobDecision& d : result.decisions) {
       if (d.action == Action::kNone) continue;
       info("sched/pollux: JobId=%u: %s %s why=%s (%s)", snap.jobs[d.job].job_id, action_name(d.action),
@@ -259,6 +262,22 @@ class RoundThread {
       debug2("sched/pollux: transition round: lock hold: read %.3f ms, write %.3f ms", read_ms, write_ms);
   }
 
+  // Each job's refusal by Slurm is logged once per reason, not every round
+  // the policy tries it again.
+  void log_refusals(const Snapshot& snap, const EnactReport& report) {
+    for (const EnactReport::Refusal& f : report.refusals) {
+      std::string& last = refused_[f.job];
+      if (last != f.reason) error("sched/pollux: %s", f.message.c_str());
+      last = f.reason;
+    }
+    for (auto it = refused_.begin(); it != refused_.end();) {
+      const bool known = std::any_of(snap.jobs.begin(), snap.jobs.end(),
+                                     [&](const ElasticJobSnapshot& j) { return j.job_id == it->first; });
+      it = known ? std::next(it) : refused_.erase(it);
+    }
+  }
+
+  std::map<std::uint32_t, std::string> refused_;  // job -> the reason last logged
   static constexpr Clock::duration kTick = std::chrono::seconds(1);
   // Hints of ended jobs are removed once they are this old, checked as often.
   static constexpr double kSweepEvery = 3600;

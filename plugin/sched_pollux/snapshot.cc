@@ -54,12 +54,14 @@ Snapshot take_snapshot(double now) {
   Snapshot snap;
   snap.now = now;
   std::vector<int> index(static_cast<std::size_t>(std::max(node_record_count, 0)), -1);
+  std::vector<std::size_t> node_of;  // snapshot node -> Slurm's node index
   node_record_t* node = nullptr;
   for (int i = 0; (node = next_node(&i)) != nullptr; ++i) {
     const int gpus = node_gpus(node);
     if (gpus <= 0 || node->index >= index.size()) continue;
     index[node->index] = static_cast<int>(snap.nodes.size());
     snap.nodes.push_back({node->name, gpus, 0, usable(node)});
+    node_of.push_back(node->index);
   }
   auto placement_of = [&](const job_record_t* job) {
     Placement p;
@@ -95,6 +97,12 @@ Snapshot take_snapshot(double now) {
       e.begin_time = job->details != nullptr ? static_cast<double>(job->details->begin_time) : 0.0;
       e.completing = IS_JOB_COMPLETING(job);
       if (pending && !e.held_by_other) e.blocker = start_blocker(job);
+      e.max_nodes_limit = partition_max_nodes(job);
+      const std::vector<bool> usable = usable_nodes(job);
+      e.allowed.assign(snap.nodes.size(), false);
+      for (std::size_t n = 0; n < snap.nodes.size(); ++n)
+        e.allowed[n] = node_of[n] < usable.size() && usable[node_of[n]];
+      if (std::find(e.allowed.begin(), e.allowed.end(), false) == e.allowed.end()) e.allowed.clear();
       if (pending && job->state_reason == WAIT_HELD && job->state_desc != nullptr) e.hold_text = job->state_desc;
       snap.jobs.push_back(std::move(e));
       continue;  // GPUs of a requeued elastic job still completing are about to be free

@@ -350,6 +350,28 @@ TEST(Round, BlockedJobsAreHeldWithTheirReasonAndGetNoGpus) {
   }
 }
 
+TEST(Round, ThePolicyIsToldWhereAndHowLargeSlurmLetsAJobRun) {
+  Fixture f;
+  ElasticJobSnapshot j = pending_job(7);
+  j.allowed = {false, false, true, true};  // a partition of n3, n4
+  j.max_nodes_limit = 2;                   // its MaxNodes
+  f.add(j);
+  ElasticJobSnapshot k = pending_job(8);
+  k.max_nodes_limit = 8;  // above its own range: no limit to pass on
+  f.add(k);
+  f.policy.answer = {on({{2, 4}}), on({{0, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 2u);
+  EXPECT_EQ(f.policy.seen_jobs[0].allowed_nodes, (std::vector<bool>{false, false, true, true}));
+  EXPECT_EQ(f.policy.seen_jobs[0].max_nodes, 2);
+  EXPECT_TRUE(f.policy.seen_jobs[1].allowed_nodes.empty());
+  EXPECT_EQ(f.policy.seen_jobs[1].max_nodes, 0);
+  // An answer outside them is not used.
+  f.policy.answer = {on({{0, 4}}), {}};
+  EXPECT_NE(f.run().error.find("may not use"), std::string::npos);
+}
+
 TEST(Round, ABeginTimeInTheFutureBlocksUnlessARequeueSetIt) {
   ElasticJobSnapshot j = pending_job(7);
   j.begin_time = kNow + 60;
