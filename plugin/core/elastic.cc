@@ -60,6 +60,8 @@ std::optional<ElasticRange> classify(const JobShape& s, std::string* why) {
   if (!have_min || !have_max || s.max_nodes <= s.min_nodes) return rigid("no node range (-N MIN-MAX)");
   if (set(s.tres_per_job) || set(s.tres_per_socket) || set(s.tres_per_task))
     return rigid("GPUs requested per job, socket or task (use --gpus-per-node)");
+  if (s.node_list) return rigid("--nodelist fixes its nodes (sched/pollux places elastic jobs; use --exclude or a partition)");
+  if (s.exclusive) return rigid("--exclusive (Slurm grants whole nodes; sched/pollux shares nodes by the GPU)");
   const auto g = untyped_gpus_per_node(s.tres_per_node);
   if (!g) return rigid("no untyped --gpus-per-node=G (or --gres=gpu:G) alone");
   return ElasticRange{static_cast<int>(s.min_nodes), static_cast<int>(s.max_nodes), *g};

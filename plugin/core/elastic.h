@@ -5,7 +5,10 @@
 // slurm.conf and no --no-requeue) submitted with a node range (-N MIN-MAX,
 // MIN < MAX) and an untyped GPU count per node (--gpus-per-node=G or
 // --gres=gpu:G), and nothing else that fixes its shape. sched/pollux may run it on any n nodes, MIN <= n <= MAX, with the
-// same g GPUs on each, 1 <= g <= G. Every other job is rigid. The same
+// same g GPUs on each, 1 <= g <= G. Every other job is rigid, among them
+// jobs with --nodelist (the user chose the nodes: sched/pollux chooses them
+// for an elastic job; --exclude and partitions are kept) and --exclusive
+// (Slurm grants whole nodes, while sched/pollux shares nodes by the GPU). The same
 // rules classify a job at submission (job_submit/pollux, from the request)
 // and in the scheduler (sched/pollux, from the job record).
 #ifndef POLLUX_SCHED_ELASTIC_H
@@ -48,6 +51,8 @@ struct JobShape {
   std::string tres_per_job;    ///< --gpus
   std::string tres_per_socket;
   std::string tres_per_task;
+  bool node_list = false;      ///< --nodelist: the user chose the nodes
+  bool exclusive = false;      ///< --exclusive: whole nodes
 };
 
 inline constexpr unsigned kMaxNodes = 100000;

@@ -62,6 +62,7 @@ const char* phase_name(Phase phase) noexcept {
     case Phase::kStarting: return "start";
     case Phase::kRunning: return "run";
     case Phase::kCheckpointing: return "ckpt";
+    case Phase::kEnded: return "end";
   }
   return "?";
 }
@@ -102,6 +103,7 @@ std::optional<JobState> parse_comment(std::string_view comment) {
       else if (value == "start") s.phase = Phase::kStarting;
       else if (value == "run") s.phase = Phase::kRunning;
       else if (value == "ckpt") s.phase = Phase::kCheckpointing;
+      else if (value == "end") s.phase = Phase::kEnded;
       else return std::nullopt;
     } else if (key == "range") {
       const auto r = parse_range(value);

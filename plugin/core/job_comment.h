@@ -26,9 +26,10 @@ enum class Phase {
   kStarting,       ///< pending, released at `alloc`: Slurm starts it there
   kRunning,        ///< running at `alloc`
   kCheckpointing,  ///< running, signalled at `since` to checkpoint for a move to `alloc`
+  kEnded,          ///< ended at `since` (why: completed, cancelled, failed, timeout, ...); no GPUs
 };
 
-const char* phase_name(Phase phase) noexcept;  // "held", "start", "run", "ckpt"
+const char* phase_name(Phase phase) noexcept;  // "held", "start", "run", "ckpt", "end"
 
 /// A job's size: `nodes` nodes (`node_list`, comma-separated names) with
 /// `gpus_per_node` GPUs on each. Empty = no GPUs.
@@ -52,7 +53,8 @@ struct JobState {
   Alloc alloc;       ///< the decided size (kStarting, kCheckpointing) or the current one
   double since = 0;   ///< Unix time the phase began
   double submit = 0;  ///< Unix time of submission (Slurm resets its own at each requeue)
-  std::string why;    ///< the last decision: start, grow, shrink, move, wait, preempt, cancel
+  std::string why;    ///< the last decision: start, grow, shrink, move, wait, preempt, cancel; or why it
+                      ///< has no GPUs (held, dependency, begin, refused, ...) or ended
 };
 
 /// The view part, for people.

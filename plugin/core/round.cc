@@ -186,7 +186,7 @@ Placement to_placement(const Alloc& a, const std::vector<NodeSnapshot>& nodes) {
 }
 
 RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
-                       Policy* policy) {
+                       Policy* policy, bool arrivals_only) {
   RoundResult result;
   const std::size_t node_count = snap.nodes.size();
 
@@ -245,10 +245,22 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   }
 
   std::vector<Placement> chosen = keep;
-  if (policy != nullptr && !sched.empty()) {
+  // The jobs the policy sizes (positions in sched): every one, or in an
+  // arrivals round only those holding and promised nothing, in what the
+  // others leave.
+  std::vector<std::size_t> ask;
+  std::vector<int> ask_cap = cap;
+  for (std::size_t k = 0; k < sched.size(); ++k) {
+    if (!arrivals_only || keep[k].empty()) ask.push_back(k);
+    else add(ask_cap, current[k], -1);
+  }
+  std::vector<Placement> ask_current;
+  for (std::size_t k : ask) ask_current.push_back(current[k]);
+  if (policy != nullptr && !ask.empty() && (!arrivals_only || std::any_of(ask_cap.begin(), ask_cap.end(), [](int g) { return g > 0; }))) {
     std::vector<JobInfo> jobs;
-    jobs.reserve(sched.size());
-    for (std::size_t k = 0; k < sched.size(); ++k) {
+    jobs.reserve(ask.size());
+    for (std::size_t x = 0; x < ask.size(); ++x) {
+      const std::size_t k = ask[x];
       const ElasticJobSnapshot& j = snap.jobs[sched[k]];
       const JobInput& in = inputs[sched[k]];
       JobInfo info;
@@ -256,6 +268,10 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       info.speedup = range_speedup(in.model, j.range);
       info.submit_time = j.submit_time;
       info.age = std::max(0.0, snap.now - j.submit_time);
+      // Pollux's restart factor, max(age - restarts D, 0) / (age + D), is 0
+      // for a job submitted a moment ago: the periodic round would start it
+      // a round later anyway; a prompt round starts it now.
+      if (arrivals_only) info.age = std::max(info.age, params.restart_penalty);
       info.restarts = j.restarts;
       info.min_replicas = j.range.min_gpus();
       // At most twice the scale profiled so far (Pollux): a job grows as its
@@ -271,25 +287,27 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       jobs.push_back(std::move(info));
     }
     std::vector<NodeInfo> nodes(node_count);
-    for (std::size_t n = 0; n < node_count; ++n) nodes[n].gpus = cap[n];
+    for (std::size_t n = 0; n < node_count; ++n) nodes[n].gpus = std::max(0, ask_cap[n]);
     try {
-      std::vector<Placement> out = policy->optimize(jobs, nodes, current, snap.now);
+      std::vector<Placement> out = policy->optimize(jobs, nodes, ask_current, snap.now);
       result.report = policy->last_report();
       result.policy_ran = true;
-      if (out.size() != sched.size()) {
+      if (out.size() != ask.size()) {
         result.error = "the policy returned " + std::to_string(out.size()) + " placements for " +
-                       std::to_string(sched.size()) + " jobs";
+                       std::to_string(ask.size()) + " jobs";
       } else {
         for (Placement& p : out) p = normalize_placement(std::move(p));
         if (auto bad = check_allocation(jobs, nodes, out, policy->options())) result.error = *bad;
-        for (std::size_t k = 0; k < sched.size() && result.error.empty(); ++k) {
-          const int g = uniform_share(out[k]);
-          const int n = static_cast<int>(out[k].size());
+        for (std::size_t x = 0; x < ask.size() && result.error.empty(); ++x) {
+          const std::size_t k = ask[x];
+          const int g = uniform_share(out[x]);
+          const int n = static_cast<int>(out[x].size());
           if (g < 0 || (g > 0 && !snap.jobs[sched[k]].range.allows(n, g)))
             result.error = "the policy gave job " + std::to_string(snap.jobs[sched[k]].job_id) +
                            " a size outside its range " + format_range(snap.jobs[sched[k]].range);
         }
-        if (result.error.empty()) chosen = std::move(out);
+        if (result.error.empty())
+          for (std::size_t x = 0; x < ask.size(); ++x) chosen[ask[x]] = std::move(out[x]);
       }
     } catch (const std::exception& e) {
       result.error = std::string("the policy failed: ") + e.what();

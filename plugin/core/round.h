@@ -77,8 +77,16 @@ struct RigidRequest {
   int gpus = 0;           ///< total GPUs (--gpus), when gpus_per_node is 0
 };
 
+/// An elastic job that ended since a round last saw it, and the
+/// SystemComment that says so (state=end, alloc=0, why=how it ended).
+struct EndedJob {
+  std::uint32_t job_id = 0;
+  std::string comment;
+};
+
 struct Snapshot {
   double now = 0;
+  std::vector<EndedJob> ended;
   std::vector<NodeSnapshot> nodes;
   std::vector<ElasticJobSnapshot> jobs;
   std::vector<RigidRequest> rigid_queue;
@@ -138,8 +146,12 @@ struct RoundResult {
 
 /// `inputs[i]` belongs to `snapshot.jobs[i]`. `policy` may be null (no
 /// policy available): then nothing is resized and held jobs stay held.
+/// `arrivals_only` (the prompt round after a submission, a release or a
+/// job's end): the policy sizes only the jobs that hold and were promised
+/// no GPUs, in the GPUs the others leave; no running job is resized, so a
+/// round between the periodic ones never makes a job restart.
 RoundResult plan_round(const Snapshot& snapshot, const std::vector<JobInput>& inputs, const Params& params,
-                       Policy* policy);
+                       Policy* policy, bool arrivals_only = false);
 
 /// The comma-separated node names of a placement.
 std::string node_list(const Placement& placement, const std::vector<NodeSnapshot>& nodes);

@@ -11,6 +11,8 @@
 // Does nothing unless SchedulerType=sched/pollux.
 #include <cstring>
 #include <exception>
+#include <optional>
+#include <string>
 
 #include "common/job_record.h"
 #include "common/slurm_api.h"
@@ -28,10 +30,34 @@ bool changes_size(const job_desc_msg_t* d) {
          d->exc_nodes != nullptr;
 }
 
-int submit(job_desc_msg_t* desc, uint32_t uid) {
+// What the submitter is told (sbatch prints it: "sbatch: elastic job: ..."):
+// whether sched/pollux sizes the job, and if not, why, for every job that
+// asks for GPUs or a node range (the jobs that may have been meant elastic).
+void tell_user(const pollux::sched::JobShape& shape, const std::optional<pollux::sched::ElasticRange>& range,
+               const std::string& why, char** err_msg) {
+  if (err_msg == nullptr || *err_msg != nullptr) return;  // never hide another plugin's message
+  std::string text;
+  if (range) {
+    text = "elastic job: " + std::to_string(range->min_nodes) + "-" + std::to_string(range->max_nodes) +
+           " nodes x <= " + std::to_string(range->gpus_per_node) +
+           " GPUs per node, sized and resized by sched/pollux (held until it gives the job GPUs)";
+  } else {
+    const bool gpus = !shape.tres_per_node.empty() || !shape.tres_per_job.empty() ||
+                      !shape.tres_per_task.empty() || !shape.tres_per_socket.empty();
+    const bool node_range = shape.min_nodes >= 1 && shape.max_nodes > shape.min_nodes &&
+                            shape.max_nodes <= pollux::sched::kMaxNodes;
+    if (!gpus && !node_range) return;
+    text = "rigid job (Slurm sizes it as asked, sched/pollux does not resize it): " + why;
+  }
+  *err_msg = xstrdup(text.c_str());
+}
+
+int submit(job_desc_msg_t* desc, uint32_t uid, char** err_msg) {
   if (!pollux_scheduler()) return SLURM_SUCCESS;
   std::string why;
-  const auto range = pollux::sched::classify(pollux::sched::shape_of(desc), &why);
+  const pollux::sched::JobShape shape = pollux::sched::shape_of(desc);
+  const auto range = pollux::sched::classify(shape, &why);
+  tell_user(shape, range, why, err_msg);
   if (!range) {
     debug("job_submit/pollux: rigid job from uid %u: %s", uid, why.c_str());
     return SLURM_SUCCESS;
@@ -101,7 +127,7 @@ POLLUX_EXPORT void fini(void) {}
 
 POLLUX_EXPORT int job_submit(job_desc_msg_t* desc, uint32_t submit_uid, char** err_msg) {
   try {
-    return submit(desc, submit_uid);
+    return submit(desc, submit_uid, err_msg);
   } catch (const std::exception& e) {
     error("job_submit/pollux: %s", e.what());
   } catch (...) {

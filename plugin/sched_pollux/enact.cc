@@ -89,6 +89,7 @@ bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::strin
 }  // namespace
 
 bool needs_enact(const Snapshot& snap, const RoundResult& round) {
+  if (!snap.ended.empty()) return true;
   for (const JobDecision& d : round.decisions) {
     const ElasticJobSnapshot& j = snap.jobs[d.job];
     if (d.action != Action::kNone || d.comment != j.system_comment || early_begin(j, d.state, snap.now))
@@ -154,6 +155,12 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
       set_string(&job->system_comment, comment);
       ++r.comments;
     }
+  }
+  for (const EndedJob& e : snap.ended) {
+    job_record_t* job = find_job_record(e.job_id);
+    if (job == nullptr || !IS_JOB_FINISHED(job)) continue;
+    set_string(&job->system_comment, e.comment);
+    ++r.comments;
   }
   if (r.changed()) last_job_update = now;
   return r;

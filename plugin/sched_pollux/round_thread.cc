@@ -86,7 +86,10 @@ class RoundThread {
       bool reload = false;
       {
         std::unique_lock<std::mutex> g(mu_);
-        const Clock::time_point wake = in_flight_ ? std::min(next_round, Clock::now() + kTick) : next_round;
+        // Every second: a transition round while a job is in flight, an
+        // arrivals round when Slurm's jobs changed (a submission, a release,
+        // a job's end).
+        const Clock::time_point wake = std::min(next_round, Clock::now() + kTick);
         cv_.wait_until(g, wake, [this] { return stop_ || reconfig_; });
         if (stop_) return;
         reload = reconfig_;
@@ -107,6 +110,8 @@ class RoundThread {
                     ms_since(last_start) / 1000, params_.interval);
             next_round = Clock::now();
           }
+        } else if (jobs_changed()) {
+          round(false, true);
         } else if (in_flight_) {
           round(false);
         }
@@ -197,13 +202,28 @@ class RoundThread {
       info("sched/pollux: created the spool %s (mode 1777)", params_.spool_dir.c_str());
   }
 
-  void round(bool full) {
+  // Slurm's jobs changed since the last round looked (last_job_update,
+  // which slurmctld bumps on every submission, update and end).
+  bool jobs_changed() {
+    time_t t;
+    {
+      const SlurmctldLock lock({NO_LOCK, READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK});
+      t = last_job_update;
+    }
+    return t != seen_job_update_;
+  }
+
+  // full: the periodic round (the policy sizes every job); arrivals: the
+  // prompt one (the policy sizes only jobs without GPUs, plan_round); else
+  // a transition round (no policy: checkpoints acknowledged, jobs started).
+  void round(bool full, bool arrivals = false) {
     const Clock::time_point t0 = Clock::now();
     Snapshot snap;
     {
       // The job write lock: Slurm's dependency test updates the job (snapshot.h).
       const SlurmctldLock lock({READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, READ_LOCK});
       snap = take_snapshot(static_cast<double>(std::time(nullptr)));
+      seen_job_update_ = last_job_update;
     }
     const double read_ms = ms_since(t0);
     const std::vector<JobInput> inputs = hints_.read(snap, params_.spool_dir);
@@ -215,7 +235,8 @@ class RoundThread {
         debug("sched/pollux: removed %d hint file(s) of ended jobs from %s", sweep.removed, params_.spool_dir.c_str());
     }
     const Clock::time_point t1 = Clock::now();
-    const RoundResult result = plan_round(snap, inputs, params_, full ? policy_.get() : nullptr);
+    const RoundResult result =
+        plan_round(snap, inputs, params_, full || arrivals ? policy_.get() : nullptr, arrivals && !full);
     const double plan_ms = ms_since(t1);
     if (!result.error.empty()) error("sched/pollux: %s: no size changes this round", result.error.c_str());
 
@@ -258,6 +279,9 @@ class RoundThread {
             "read %.3f ms, write %.3f ms; policy %.1f ms (%lld evaluations); total %.1f ms",
             snap.jobs.size(), snap.nodes.size(), result.reserved_gpus, read_ms, write_ms, plan_ms,
             static_cast<long long>(result.report.evaluations), ms_since(t0));
+    else if (arrivals)
+      debug("sched/pollux: arrivals round: %zu elastic jobs; lock hold: read %.3f ms, write %.3f ms; policy %.1f ms",
+            snap.jobs.size(), read_ms, write_ms, plan_ms);
     else
       debug2("sched/pollux: transition round: lock hold: read %.3f ms, write %.3f ms", read_ms, write_ms);
   }
@@ -287,6 +311,7 @@ class RoundThread {
   bool stop_ = false;
   bool reconfig_ = true;  // the first thing the thread does: read the parameters
   bool in_flight_ = false;
+  time_t seen_job_update_ = 0;
   double next_sweep_ = 0;
   bool loaded_ = false;
   Params params_;

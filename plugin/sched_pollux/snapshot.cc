@@ -48,6 +48,28 @@ std::optional<RigidRequest> rigid_request(const job_record_t* job, double now) {
   return r;
 }
 
+// How the job ended, for its SystemComment's why=.
+const char* end_reason(const job_record_t* job) {
+  switch (job->job_state & JOB_STATE_BASE) {
+    case JOB_COMPLETE: return "completed";
+    case JOB_CANCELLED: return "cancelled";
+    case JOB_TIMEOUT: return "timeout";
+    case JOB_NODE_FAIL: return "node-fail";
+    case JOB_PREEMPTED: return "preempted";
+    case JOB_DEADLINE: return "deadline";
+    case JOB_OOM: return "out-of-memory";
+    default: return "failed";
+  }
+}
+
+std::string ended_comment(const job_record_t* job, JobState state) {
+  state.phase = Phase::kEnded;
+  state.alloc = {};
+  state.why = end_reason(job);
+  if (job->end_time > 0) state.since = static_cast<double>(job->end_time);
+  return format_comment(JobView{}, state);
+}
+
 }  // namespace
 
 Snapshot take_snapshot(double now) {
@@ -107,7 +129,10 @@ Snapshot take_snapshot(double now) {
       snap.jobs.push_back(std::move(e));
       continue;  // GPUs of a requeued elastic job still completing are about to be free
     }
-    if (state && IS_JOB_FINISHED(job)) continue;  // an elastic job that ended: likewise
+    if (state && IS_JOB_FINISHED(job)) {  // an elastic job that ended: likewise
+      if (state->phase != Phase::kEnded) snap.ended.push_back({job->job_id, ended_comment(job, *state)});
+      continue;
+    }
     if (IS_JOB_RUNNING(job) || IS_JOB_SUSPENDED(job) || IS_JOB_COMPLETING(job)) {
       for_each_gpu_share(job, [&](int n, int gpus) {
         if (n >= 0 && static_cast<std::size_t>(n) < index.size() && index[n] >= 0)

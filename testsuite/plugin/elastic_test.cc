@@ -70,7 +70,9 @@ INSTANTIATE_TEST_SUITE_P(
         RigidCase{"typed", [](JobShape& s) { s.tres_per_node = "gres:gpu:a100:4"; }, "gpus-per-node"},
         RigidCase{"other gres too", [](JobShape& s) { s.tres_per_node = "gres:gpu:4,gres:nic:1"; }, "gpus-per-node"},
         RigidCase{"zero GPUs", [](JobShape& s) { s.tres_per_node = "gres:gpu:0"; }, "gpus-per-node"},
-        RigidCase{"not gpu", [](JobShape& s) { s.tres_per_node = "gres:mps:100"; }, "gpus-per-node"}),
+        RigidCase{"not gpu", [](JobShape& s) { s.tres_per_node = "gres:mps:100"; }, "gpus-per-node"},
+        RigidCase{"--nodelist", [](JobShape& s) { s.node_list = true; }, "--nodelist"},
+        RigidCase{"--exclusive", [](JobShape& s) { s.exclusive = true; }, "--exclusive"}),
     [](const auto& info) {
       std::string n = info.param.name;
       for (char& c : n) if (!isalnum(static_cast<unsigned char>(c))) c = '_';

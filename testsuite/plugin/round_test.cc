@@ -372,6 +372,37 @@ TEST(Round, ThePolicyIsToldWhereAndHowLargeSlurmLetsAJobRun) {
   EXPECT_NE(f.run().error.find("may not use"), std::string::npos);
 }
 
+TEST(Round, AnArrivalsRoundSizesOnlyJobsWithoutGpusInWhatTheOthersLeave) {
+  Fixture f;
+  f.add(running_job(7, on({{0, 4}, {1, 4}}), f.snap.nodes));
+  f.add(starting_job(8, on({{2, 2}}), f.snap.nodes));
+  ElasticJobSnapshot fresh = pending_job(9);
+  fresh.submit_time = kNow - 1;  // submitted a second ago
+  f.add(fresh);
+  f.policy.answer = {on({{2, 2}, {3, 2}})};
+  const RoundResult r = plan_round(f.snap, f.inputs, f.params, &f.policy, true);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_EQ(f.policy.seen_jobs[0].id, 9u);
+  EXPECT_EQ(f.policy.seen_jobs[0].age, f.params.restart_penalty);  // not 1: Pollux's restart factor is not ~0
+  EXPECT_EQ(f.policy.seen_nodes[0].gpus, 0);
+  EXPECT_EQ(f.policy.seen_nodes[1].gpus, 0);
+  EXPECT_EQ(f.policy.seen_nodes[2].gpus, 2);
+  EXPECT_EQ(f.policy.seen_nodes[3].gpus, 4);
+  ASSERT_EQ(r.decisions.size(), 3u);
+  EXPECT_EQ(r.decisions[0].action, Action::kNone);  // the running job is not resized
+  EXPECT_EQ(r.decisions[1].action, Action::kNone);  // nor the promise changed
+  EXPECT_EQ(r.decisions[2].action, Action::kRelease);
+  EXPECT_EQ(r.decisions[2].state.alloc, (Alloc{2, 2, "n3,n4"}));
+  // Nothing free: the policy is not asked.
+  f.snap.nodes[3].rigid_gpus = 4;
+  f.snap.nodes[2].rigid_gpus = 2;
+  f.policy.seen_jobs.clear();
+  const RoundResult none = plan_round(f.snap, f.inputs, f.params, &f.policy, true);
+  EXPECT_FALSE(none.policy_ran);
+  EXPECT_EQ(none.decisions[2].state.phase, Phase::kHeld);
+}
+
 TEST(Round, ABeginTimeInTheFutureBlocksUnlessARequeueSetIt) {
   ElasticJobSnapshot j = pending_job(7);
   j.begin_time = kNow + 60;
