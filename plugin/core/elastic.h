@@ -61,6 +61,15 @@ inline constexpr unsigned kMaxNodes = 100000;
 /// (when given) says which rule it misses.
 std::optional<ElasticRange> classify(const JobShape& shape, std::string* why_rigid = nullptr);
 
+/// The range an administrator's size update gives an elastic job
+/// (scontrol update NumNodes=MIN[-MAX], TresPerNode=gres:gpu:G): the given
+/// parts replace those of `now` (a MIN alone above the old MAX raises MAX to
+/// it). Node counts of 0 or above kMaxNodes and an empty `tres_per_node`
+/// mean "not given". nullopt, with `why`, for an update that is no range
+/// sched/pollux can keep (typed or non-GPU TRES, a reversed range).
+std::optional<ElasticRange> updated_range(const ElasticRange& now, unsigned min_nodes, unsigned max_nodes,
+                                          std::string_view tres_per_node, std::string* why = nullptr);
+
 /// GPUs per node in a tres_per_node string when it asks for untyped GPUs
 /// and nothing else ("gres:gpu:4", "gres/gpu:4", "gpu:4"); nullopt otherwise.
 std::optional<int> untyped_gpus_per_node(std::string_view tres_per_node);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <exception>
+#include <limits>
 #include <numeric>
 
 namespace pollux::sched {
@@ -81,6 +82,25 @@ const char* resize_reason(const Placement& from, const Placement& to) {
   return "move";
 }
 
+// The job's state as this round starts: its previous one (or a new one), its
+// range and submission, and its whole-life time limit once first seen
+// (Slurm's limit of its first run, before sched/pollux gave any remainder).
+JobState base_state(const Snapshot& snap, const ElasticJobSnapshot& j) {
+  JobState st = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, j.submit_time, "", 0, 0});
+  st.range = j.range;
+  st.submit = j.submit_time;
+  if (st.limit == 0 && st.used == 0 && j.time_limit > 0) st.limit = j.time_limit;
+  return st;
+}
+
+// A running job that is not resized: held by a user or administrator (a
+// hold takes effect at a requeue), or with less of its time limit left
+// than two restarts cost.
+bool pinned(const Snapshot& snap, const ElasticJobSnapshot& j, const Params& params) {
+  if (!j.running) return false;
+  return j.held_by_other || time_left(j, base_state(snap, j), snap.now) < 2 * params.restart_penalty;
+}
+
 // A job left out of the round (see cannot_start): a pending one gets no
 // GPUs and is held by sched/pollux with the reason, unless a user or
 // administrator holds it (never touched); a running one held by them keeps
@@ -90,9 +110,7 @@ JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& 
   JobDecision d;
   d.job = i;
   JobState& st = d.state;
-  st = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, j.submit_time, ""});
-  st.range = j.range;
-  st.submit = j.submit_time;
+  st = base_state(snap, j);
   auto enter = [&](Phase ph) {
     if (st.phase != ph) st.since = snap.now;
     st.phase = ph;
@@ -139,6 +157,11 @@ std::string cannot_start(const ElasticJobSnapshot& j, double now) {
     if (!by_requeue) return "begin";
   }
   return {};
+}
+
+double time_left(const ElasticJobSnapshot& j, const JobState& s, double now) {
+  if (s.limit <= 0) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(s.limit * 60 - s.used) - (j.running ? std::max(0.0, now - j.start_time) : 0.0);
 }
 
 std::string hold_reason_for(const std::string& why) {
@@ -196,7 +219,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   std::vector<int> elastic_use(node_count, 0), pinned_use(node_count, 0);
   for (const ElasticJobSnapshot& j : snap.jobs) {
     if (j.running) add(elastic_use, j.current);
-    if (j.running && j.held_by_other) add(pinned_use, j.current);  // held while running: stays as it is
+    if (pinned(snap, j, params)) add(pinned_use, j.current);  // stays as it is
   }
   std::vector<int> cap(node_count, 0);
   for (std::size_t n = 0; n < node_count; ++n)
@@ -211,7 +234,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   std::vector<std::size_t> sched;  // indices into snap.jobs
   std::vector<std::size_t> outside;  // held, blocked, or held while running
   for (std::size_t i = 0; i < snap.jobs.size(); ++i) {
-    if (!snap.jobs[i].held_by_other && cannot_start(snap.jobs[i], snap.now).empty())
+    if (!snap.jobs[i].held_by_other && !pinned(snap, snap.jobs[i], params) && cannot_start(snap.jobs[i], snap.now).empty())
       sched.push_back(i);
     else
       outside.push_back(i);
@@ -321,11 +344,9 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     const Placement& p = chosen[k];
     JobDecision d;
     d.job = i;
-    JobState prev = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, j.submit_time, ""});
+    JobState prev = base_state(snap, j);
     JobState& st = d.state;
     st = prev;
-    st.range = j.range;
-    st.submit = j.submit_time;
     const Alloc alloc = to_alloc(p, snap.nodes);
     auto enter = [&](Phase ph) {
       if (st.phase != ph) st.since = snap.now;
@@ -372,6 +393,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       const bool acked = in.checkpoint_ack && *in.checkpoint_ack >= prev.since;
       if (acked || snap.now >= prev.since + params.checkpoint_timeout) {
         d.action = Action::kRequeue;
+        if (st.limit > 0) st.used += static_cast<long long>(std::max(0.0, snap.now - j.start_time));
         enter(p.empty() ? Phase::kHeld : Phase::kStarting);
         st.since = snap.now;
       }

@@ -68,6 +68,7 @@ struct ElasticJobSnapshot {
   /// every node), and the most nodes (0: no limit). The policy keeps to them.
   std::vector<bool> allowed;
   int max_nodes_limit = 0;
+  long long time_limit = 0;       ///< Slurm's time limit of this run, minutes (0: none)
 };
 
 /// A pending rigid job asking for GPUs, in Slurm's priority order.
@@ -123,6 +124,9 @@ inline constexpr double kRequeueWindow = 1800.0;
 /// set). Empty when it can start. Such a job is left out of the round: it
 /// gets no GPUs, and those it was promised are free again.
 std::string cannot_start(const ElasticJobSnapshot& job, double now);
+
+/// Seconds left of a running job's whole-life time limit; +inf without one.
+double time_left(const ElasticJobSnapshot& job, const JobState& state, double now);
 
 /// The hold reason squeue shows for a job sched/pollux holds because of `why`.
 std::string hold_reason_for(const std::string& why);

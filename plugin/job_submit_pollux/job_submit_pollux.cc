@@ -68,6 +68,59 @@ int submit(job_desc_msg_t* desc, uint32_t uid, char** err_msg) {
   return SLURM_SUCCESS;
 }
 
+// An administrator's size update (NumNodes, TresPerNode) on an elastic job
+// becomes its range, which sched/pollux keeps to from its next round: the
+// update's own size fields are taken out, so that Slurm neither sets a size
+// of its own on a pending job nor shrinks a running one under its ranks
+// (sched/pollux resizes it through a checkpoint instead).
+int adopt_range_update(job_desc_msg_t* desc, job_record_t* job, uint32_t uid) {
+  using namespace pollux::sched;
+  std::optional<JobState> state = pollux_state(job);
+  if (!state) {  // not adopted yet
+    state = JobState{};
+    state->range = *classify(shape_of(job));
+    state->since = static_cast<double>(time(nullptr));
+    state->submit = job->details != nullptr ? static_cast<double>(job->details->submit_time) : state->since;
+    state->why = "wait";
+  }
+  std::string why;
+  const auto range = updated_range(state->range, desc->min_nodes, desc->max_nodes,
+                                   desc->tres_per_node != nullptr ? desc->tres_per_node : "", &why);
+  if (!range) {
+    info("job_submit/pollux: JobId=%u: size update by uid %u refused: %s", job->job_id, uid, why.c_str());
+    return ESLURM_INVALID_NODE_COUNT;
+  }
+  if (desc->req_nodes != nullptr || desc->tres_per_job != nullptr || desc->tres_per_task != nullptr ||
+      desc->tres_per_socket != nullptr) {
+    info("job_submit/pollux: JobId=%u: size update by uid %u refused: sched/pollux chooses an elastic job's nodes "
+         "and gives GPUs per node (set NumNodes=MIN-MAX or TresPerNode=gres:gpu:G)", job->job_id, uid);
+    return ESLURM_ACCESS_DENIED;
+  }
+  info("job_submit/pollux: JobId=%u: uid %u set its range to %s (was %s): sched/pollux sizes it within it",
+       job->job_id, uid, format_range(*range).c_str(), format_range(state->range).c_str());
+  state->range = *range;
+  set_string(&job->system_comment, format_comment(JobView{}, *state));
+  desc->min_nodes = desc->max_nodes = desc->num_tasks = NO_VAL;
+  desc->ntasks_per_node = NO_VAL16;
+  xfree(desc->tres_per_node);
+  last_job_update = time(nullptr);
+  return SLURM_SUCCESS;
+}
+
+// A time limit update on an elastic job sets its whole-life limit (Slurm's
+// own counts per run, and each requeue would restart it): Slurm is given
+// what is left of it for the current or next run.
+void adopt_time_limit(job_desc_msg_t* desc, job_record_t* job, uint32_t uid) {
+  using namespace pollux::sched;
+  std::optional<JobState> state = pollux_state(job);
+  if (!state || desc->time_limit == INFINITE || desc->time_limit == 0) return;
+  state->limit = desc->time_limit;
+  desc->time_limit = static_cast<uint32_t>(next_run_limit(*state));
+  set_string(&job->system_comment, format_comment(JobView{}, *state));
+  info("job_submit/pollux: JobId=%u: uid %u set its time limit to %lld min over its whole life (%lld s used by "
+       "earlier runs): this run's limit is %u min", job->job_id, uid, state->limit, state->used, desc->time_limit);
+}
+
 int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid) {
   using namespace pollux::sched;
   if (!pollux_scheduler()) return SLURM_SUCCESS;
@@ -75,11 +128,15 @@ int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid) {
   const bool managed = pollux_state(job).has_value() || new_elastic_job(job);
   if (!managed || (!IS_JOB_PENDING(job) && !IS_JOB_RUNNING(job))) return SLURM_SUCCESS;
   const bool slurm_user = uid == 0 || uid == slurm_conf.slurm_user_id;
-  if (changes_size(desc) && !slurm_user) {
+  if (changes_size(desc) && (slurm_user || validate_operator(uid))) {
+    const int rc = adopt_range_update(desc, job, uid);
+    if (rc != SLURM_SUCCESS) return rc;
+  } else if (changes_size(desc)) {
     info("job_submit/pollux: JobId=%u: uid %u may not change the size of an elastic job: sched/pollux decides it",
          job->job_id, uid);
     return ESLURM_ACCESS_DENIED;
   }
+  if (desc->time_limit != NO_VAL) adopt_time_limit(desc, job, uid);
   if (held_by_pollux(job)) {
     if (desc->priority == INFINITE && !slurm_user) {
       info("job_submit/pollux: JobId=%u: held by sched/pollux until a round gives it GPUs: release refused for uid %u",

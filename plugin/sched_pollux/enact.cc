@@ -3,6 +3,7 @@
 #include "enact.h"
 
 #include <csignal>
+#include <algorithm>
 #include <cmath>
 
 #include "common/job_record.h"
@@ -28,7 +29,7 @@ std::optional<double> early_begin(const ElasticJobSnapshot& j, const JobState& s
 
 // update_job() for a size: min = max nodes, GPUs and tasks per node, the
 // nodes, and a release when the job is held.
-int set_size(job_record_t* job, const Alloc& alloc, bool release) {
+int set_size(job_record_t* job, const Alloc& alloc, bool release, long long minutes = 0) {
   auto* desc = static_cast<job_desc_msg_t*>(xmalloc(sizeof(job_desc_msg_t)));
   slurm_init_job_desc_msg(desc);
   desc->job_id = job->job_id;
@@ -45,6 +46,8 @@ int set_size(job_record_t* job, const Alloc& alloc, bool release) {
   desc->tres_per_node = xstrdup(gpus_per_node_tres(alloc.gpus_per_node).c_str());
   desc->req_nodes = xstrdup(alloc.node_list.c_str());
   if (release) desc->priority = INFINITE;
+  // Slurm counts a time limit per run: this run gets what is left.
+  if (minutes > 0) desc->time_limit = static_cast<uint32_t>(std::min<long long>(minutes, INFINITE - 1));
   slurm_msg_t msg;
   slurm_msg_t_init(&msg);
   msg.msg_type = REQUEST_UPDATE_JOB;
@@ -119,7 +122,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         ++r.held;
         break;
       case Action::kRelease:
-        rc = set_size(job, d.state.alloc, job->priority == 0);
+        rc = set_size(job, d.state.alloc, job->priority == 0, next_run_limit(d.state));
         if (rc != SLURM_SUCCESS) r.errors.push_back(describe(job, "setting its size", rc));
         else if (!refused(job, d, r, comment)) ++r.released;
         break;
@@ -137,7 +140,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         ++r.requeued;
         if (d.state.alloc.empty()) {
           set_pollux_hold(job, kHoldReason);
-        } else if ((rc = set_size(job, d.state.alloc, false)) != SLURM_SUCCESS) {
+        } else if ((rc = set_size(job, d.state.alloc, false, next_run_limit(d.state))) != SLURM_SUCCESS) {
           r.errors.push_back(describe(job, "setting its size after the requeue", rc));
           set_pollux_hold(job, kHoldReason);  // never restart at the old size
         } else {
@@ -147,6 +150,12 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         break;
     }
     if (rc != SLURM_SUCCESS) continue;  // the comment keeps the previous state: retried next round
+    // Slurm's limit is in whole minutes and per run: the run ends when the
+    // job's whole-life limit does, to the second.
+    if (j.running && d.state.limit > 0 && job->start_time > 0) {
+      const time_t end = job->start_time + static_cast<time_t>(d.state.limit * 60 - d.state.used);
+      if (job->end_time > end) job->end_time = std::max(end, now);
+    }
     if (auto begin = early_begin(j, d.state, snap.now); begin && job->details != nullptr) {
       job->details->begin_time = static_cast<time_t>(std::ceil(*begin));
       ++r.restarted_early;

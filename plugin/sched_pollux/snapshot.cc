@@ -120,6 +120,7 @@ Snapshot take_snapshot(double now) {
       e.completing = IS_JOB_COMPLETING(job);
       if (pending && !e.held_by_other) e.blocker = start_blocker(job);
       e.max_nodes_limit = partition_max_nodes(job);
+      if (job->time_limit != INFINITE && job->time_limit != NO_VAL) e.time_limit = job->time_limit;
       const std::vector<bool> usable = usable_nodes(job);
       e.allowed.assign(snap.nodes.size(), false);
       for (std::size_t n = 0; n < snap.nodes.size(); ++n)

@@ -104,3 +104,23 @@ TEST(Elastic, GpusPerNodeTres) {
 
 }  // namespace
 }  // namespace pollux::sched
+
+namespace pollux::sched {
+namespace {
+
+TEST(Elastic, AnAdministratorsSizeUpdateBecomesTheRange) {
+  const ElasticRange now{1, 4, 4};
+  EXPECT_EQ(updated_range(now, 2, 3, ""), (ElasticRange{2, 3, 4}));
+  EXPECT_EQ(updated_range(now, 3, 3, ""), (ElasticRange{3, 3, 4}));   // NumNodes=3: fixed at 3 nodes
+  EXPECT_EQ(updated_range(now, 6, 0, ""), (ElasticRange{6, 6, 4}));   // a MIN above MAX raises MAX
+  EXPECT_EQ(updated_range(now, 0, 2, "gres:gpu:2"), (ElasticRange{1, 2, 2}));
+  EXPECT_EQ(updated_range(now, 0, 0, ""), now);
+  std::string why;
+  EXPECT_FALSE(updated_range(now, 3, 2, "", &why));
+  EXPECT_NE(why.find("reversed"), std::string::npos);
+  EXPECT_FALSE(updated_range(now, 0, 0, "gres:gpu:a100:2", &why));
+  EXPECT_NE(why.find("untyped"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pollux::sched

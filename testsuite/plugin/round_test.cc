@@ -198,6 +198,17 @@ TEST_F(Checkpointing, WaitsForTheAgent) {
   EXPECT_EQ(f.policy.seen_current[0], on({{2, 4}, {3, 4}}));
 }
 
+TEST_F(Checkpointing, ARequeueAddsTheRunToTheTimeUsed) {
+  f.snap.jobs[0].state->limit = 60;  // minutes over the job's whole life
+  f.snap.jobs[0].state->used = 600;
+  f.inputs[0].checkpoint_ack = kNow - 5;
+  const JobDecision d = f.run().decisions[0];
+  EXPECT_EQ(d.action, Action::kRequeue);
+  EXPECT_EQ(d.state.limit, 60);
+  EXPECT_EQ(d.state.used, 650);  // this run started 50 s ago
+  EXPECT_EQ(next_run_limit(d.state), 50);  // ceil((3600 - 650) / 60)
+}
+
 TEST_F(Checkpointing, AnOldAcknowledgementDoesNotCount) {
   f.inputs[0].checkpoint_ack = kNow - 11;
   EXPECT_EQ(f.run().decisions[0].action, Action::kNone);
@@ -401,6 +412,44 @@ TEST(Round, AnArrivalsRoundSizesOnlyJobsWithoutGpusInWhatTheOthersLeave) {
   const RoundResult none = plan_round(f.snap, f.inputs, f.params, &f.policy, true);
   EXPECT_FALSE(none.policy_ran);
   EXPECT_EQ(none.decisions[2].state.phase, Phase::kHeld);
+}
+
+TEST(Round, AJobsFirstTimeLimitCountsItsWholeLife) {
+  Fixture f;
+  ElasticJobSnapshot j = pending_job(7);
+  j.time_limit = 10;
+  f.add(j);
+  f.policy.answer = {on({{0, 1}})};
+  const JobDecision d = f.run().decisions[0];
+  EXPECT_EQ(d.state.limit, 10);
+  EXPECT_EQ(d.state.used, 0);
+  EXPECT_EQ(next_run_limit(d.state), 10);
+  JobState s;
+  EXPECT_EQ(next_run_limit(s), 0);  // no limit
+  s.limit = 1;
+  s.used = 600;
+  EXPECT_EQ(next_run_limit(s), 1);  // at least a minute
+}
+
+TEST(Round, AJobNearItsTimeLimitIsNotResized) {
+  Fixture f;
+  ElasticJobSnapshot j = running_job(7, on({{0, 1}}), f.snap.nodes);
+  j.state->limit = 2;  // 120 s, 50 of them used by this run
+  f.add(j);
+  f.add(pending_job(8));
+  f.policy.answer = {on({{0, 4}}), on({{1, 4}})};
+  EXPECT_EQ(f.run().decisions[0].action, Action::kSignal);  // 70 s left: may grow
+  f.snap.jobs[0].state->used = 30;  // 40 s left
+  f.policy.answer = {on({{1, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_EQ(f.policy.seen_jobs[0].id, 8u);
+  EXPECT_EQ(f.policy.seen_nodes[0].gpus, 3);
+  ASSERT_EQ(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[1].job, 0u);
+  EXPECT_EQ(r.decisions[1].action, Action::kNone);
+  EXPECT_EQ(r.decisions[1].state.phase, Phase::kRunning);
 }
 
 TEST(Round, ABeginTimeInTheFutureBlocksUnlessARequeueSetIt) {
