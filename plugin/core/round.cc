@@ -170,6 +170,7 @@ std::string hold_reason_for(const std::string& why) {
   if (why == "begin") return "pollux: waiting for its begin time";
   if (why == "reservation") return "pollux: reservation not active";
   if (why == "partition") return "pollux: partition down or inactive";
+  if (why == "refused") return "pollux: Slurm refused its size (BadConstraints)";
   return "pollux: waiting for GPUs";
 }
 

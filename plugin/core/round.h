@@ -120,7 +120,7 @@ inline constexpr double kRequeueWindow = 1800.0;
 /// Why a pending elastic job cannot start now at any size, as the one-word
 /// `why` of its SystemComment: "held" (a user's or administrator's hold),
 /// the snapshot's blocker ("dependency", "dependency-never", "reservation",
-/// "partition"), or "begin" (a begin time in the future that no requeue
+/// "partition", "refused": Slurm found the size it was given impossible), or "begin" (a begin time in the future that no requeue
 /// set). Empty when it can start. Such a job is left out of the round: it
 /// gets no GPUs, and those it was promised are free again.
 std::string cannot_start(const ElasticJobSnapshot& job, double now);

@@ -119,6 +119,10 @@ Snapshot take_snapshot(double now) {
       e.begin_time = job->details != nullptr ? static_cast<double>(job->details->begin_time) : 0.0;
       e.completing = IS_JOB_COMPLETING(job);
       if (pending && !e.held_by_other) e.blocker = start_blocker(job);
+      // Slurm's main loop found the size sched/pollux set impossible
+      // (Reason=BadConstraints): no GPUs until the next periodic round
+      // decides again, rather than a release every second.
+      if (pending && state && job->state_reason == FAIL_BAD_CONSTRAINTS && e.blocker.empty()) e.blocker = "refused";
       e.max_nodes_limit = partition_max_nodes(job);
       if (job->time_limit != INFINITE && job->time_limit != NO_VAL) e.time_limit = job->time_limit;
       const std::vector<bool> usable = usable_nodes(job);
