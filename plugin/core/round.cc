@@ -164,6 +164,10 @@ double time_left(const ElasticJobSnapshot& j, const JobState& s, double now) {
   return static_cast<double>(s.limit * 60 - s.used) - (j.running ? std::max(0.0, now - j.start_time) : 0.0);
 }
 
+double expected_end(double now, const Params& params) {
+  return now + params.interval + params.checkpoint_timeout + 60;
+}
+
 std::string hold_reason_for(const std::string& why) {
   if (why == "dependency") return "pollux: waiting for its dependency";
   if (why == "dependency-never") return "pollux: dependency never satisfied";
@@ -407,6 +411,15 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     result.decisions.push_back(std::move(d));
   }
   for (std::size_t i : outside) result.decisions.push_back(decide_outside(snap, i, inputs[i]));
+  // Backfill's view of running jobs without a time limit, refreshed once
+  // it is a round old (it never comes within a minute of now).
+  const double end = expected_end(snap.now, params);
+  for (JobDecision& d : result.decisions) {
+    const ElasticJobSnapshot& j = snap.jobs[d.job];
+    if (j.running && j.time_limit == 0 && d.state.limit == 0 &&
+        (j.end_time > end + 1 || j.end_time < end - params.interval - 1))
+      d.expected_end = end;
+  }
   return result;
 }
 

@@ -69,6 +69,7 @@ struct ElasticJobSnapshot {
   std::vector<bool> allowed;
   int max_nodes_limit = 0;
   long long time_limit = 0;       ///< Slurm's time limit of this run, minutes (0: none)
+  double end_time = 0;            ///< running: Slurm's EndTime of the job
 };
 
 /// A pending rigid job asking for GPUs, in Slurm's priority order.
@@ -128,6 +129,14 @@ std::string cannot_start(const ElasticJobSnapshot& job, double now);
 /// Seconds left of a running job's whole-life time limit; +inf without one.
 double time_left(const ElasticJobSnapshot& job, const JobState& state, double now);
 
+/// The end Slurm's backfill should plan with for a running elastic job
+/// without a time limit (Slurm would plan it a year ahead, and let lower-
+/// priority rigid jobs jump the queue): when sched/pollux would give its
+/// GPUs to the rigid job at the head of the queue at the latest, the next
+/// round plus a checkpoint plus a minute. Slurm does not enforce EndTime
+/// without a time limit; the plugin moves it on each round.
+double expected_end(double now, const Params& params);
+
 /// The hold reason squeue shows for a job sched/pollux holds because of `why`.
 std::string hold_reason_for(const std::string& why);
 
@@ -138,6 +147,9 @@ struct JobDecision {
   JobView view;
   std::string comment;  ///< format_comment(view, state)
   std::string hold_reason;  ///< kHold: the reason text (hold_reason_for(state.why))
+  /// Running without a time limit: the EndTime to give the job (0: leave
+  /// it), see expected_end().
+  double expected_end = 0;
 };
 
 struct RoundResult {

@@ -95,7 +95,8 @@ bool needs_enact(const Snapshot& snap, const RoundResult& round) {
   if (!snap.ended.empty()) return true;
   for (const JobDecision& d : round.decisions) {
     const ElasticJobSnapshot& j = snap.jobs[d.job];
-    if (d.action != Action::kNone || d.comment != j.system_comment || early_begin(j, d.state, snap.now))
+    if (d.action != Action::kNone || d.comment != j.system_comment || early_begin(j, d.state, snap.now) ||
+        d.expected_end > 0)
       return true;
   }
   return false;
@@ -150,6 +151,13 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         break;
     }
     if (rc != SLURM_SUCCESS) continue;  // the comment keeps the previous state: retried next round
+    // No time limit: Slurm does not enforce EndTime, and its backfill plans with it.
+    // (A year or more is Slurm's stand-in for none: made INFINITE, so that
+    // Slurm never times the job out by this EndTime.)
+    if (j.running && d.expected_end > 0 && (job->time_limit == INFINITE || job->time_limit >= YEAR_MINUTES)) {
+      job->time_limit = INFINITE;
+      job->end_time = static_cast<time_t>(d.expected_end);
+    }
     // Slurm's limit is in whole minutes and per run: the run ends when the
     // job's whole-life limit does, to the second.
     if (j.running && d.state.limit > 0 && job->start_time > 0) {

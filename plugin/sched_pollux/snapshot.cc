@@ -124,7 +124,11 @@ Snapshot take_snapshot(double now) {
       // decides again, rather than a release every second.
       if (pending && state && job->state_reason == FAIL_BAD_CONSTRAINTS && e.blocker.empty()) e.blocker = "refused";
       e.max_nodes_limit = partition_max_nodes(job);
-      if (job->time_limit != INFINITE && job->time_limit != NO_VAL) e.time_limit = job->time_limit;
+      // A year or more is Slurm's stand-in for no limit (elastic jobs get one
+      // from their resizes), not a limit.
+      if (job->time_limit != INFINITE && job->time_limit != NO_VAL && job->time_limit < YEAR_MINUTES)
+        e.time_limit = job->time_limit;
+      e.end_time = static_cast<double>(job->end_time);
       const std::vector<bool> usable = usable_nodes(job);
       e.allowed.assign(snap.nodes.size(), false);
       for (std::size_t n = 0; n < snap.nodes.size(); ++n)

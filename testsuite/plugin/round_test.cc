@@ -452,6 +452,23 @@ TEST(Round, AJobNearItsTimeLimitIsNotResized) {
   EXPECT_EQ(r.decisions[1].state.phase, Phase::kRunning);
 }
 
+TEST(Round, BackfillSeesARunningJobWithoutATimeLimitEndWhenItWouldMakeRoom) {
+  Fixture f;
+  ElasticJobSnapshot j = running_job(7, on({{0, 4}}), f.snap.nodes);
+  j.end_time = kNow + 365 * 86400.0;  // Slurm's for a job without a time limit
+  f.add(j);
+  f.policy.answer = {on({{0, 4}})};
+  const double end = kNow + f.params.interval + f.params.checkpoint_timeout + 60;
+  EXPECT_EQ(expected_end(kNow, f.params), end);
+  EXPECT_EQ(f.run().decisions[0].expected_end, end);
+  f.snap.jobs[0].end_time = end - f.params.interval + 5;  // set a round ago: left
+  EXPECT_EQ(f.run().decisions[0].expected_end, 0);
+  f.snap.jobs[0].end_time = end - f.params.interval - 5;  // older: moved on
+  EXPECT_EQ(f.run().decisions[0].expected_end, end);
+  f.snap.jobs[0].time_limit = 60;  // a time limit: Slurm's end is the real one
+  EXPECT_EQ(f.run().decisions[0].expected_end, 0);
+}
+
 TEST(Round, ABeginTimeInTheFutureBlocksUnlessARequeueSetIt) {
   ElasticJobSnapshot j = pending_job(7);
   j.begin_time = kNow + 60;
