@@ -63,6 +63,45 @@ PolicyOptions policy_options(const SimOptions& o) {
 
 }  // namespace
 
+// sched/pollux's arrivals round (SimOptions::arrivals_tick): the policy
+// sizes the submitted, incomplete jobs that hold no GPUs, in what the
+// others leave; as in the plugin, each counts as at least one restart
+// delay old (Pollux's restart factor is 0 at age 0).
+static void arrivals_round(const Workload& workload, std::vector<SimJob>& jobs, const SimOptions& options,
+                           const std::vector<NodeInfo>& all_nodes, double now, std::vector<Placement>& alloc,
+                           Policy& policy, RunResult& result) {
+  std::vector<NodeInfo> nodes = all_nodes;
+  std::vector<std::size_t> asked;
+  std::vector<JobInfo> infos;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].complete()) {
+      alloc[i].clear();
+      continue;
+    }
+    for (const NodeShare& s : alloc[i]) nodes[static_cast<std::size_t>(s.node)].gpus -= s.gpus;
+    if (jobs[i].submit_time() > now || !alloc[i].empty()) continue;
+    asked.push_back(i);
+    JobInfo info = pollux_job_info(jobs[i], workload.jobs[i], i, now);
+    info.age = std::max(info.age, options.restart_delay);
+    infos.push_back(std::move(info));
+  }
+  bool room = false;
+  for (const NodeInfo& n : nodes) room = room || n.gpus > 0;
+  if (asked.empty() || !room) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<Placement> next = policy.optimize(infos, nodes, std::vector<Placement>(asked.size()), now);
+  result.policy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++result.arrival_rounds;
+  if (auto bad = check_allocation(infos, nodes, next, policy.options()))
+    throw std::runtime_error("policy broke a constraint in an arrivals round at t=" +
+                             std::to_string(static_cast<long long>(now)) + " s: " + *bad);
+  for (std::size_t k = 0; k < asked.size(); ++k) {
+    if (next[k].empty()) continue;
+    jobs[asked[k]].reallocate(node_counts(next[k], Kind::kPollux), options.restart_delay);
+    alloc[asked[k]] = std::move(next[k]);
+  }
+}
+
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -84,6 +123,10 @@ void check_runnable(const Workload& workload, const SimOptions& options) {
 
 RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options) {
   check_runnable(workload, options);
+  if (options.arrivals_tick > 0 && policy_kind(options.policy) != Kind::kPollux)
+    throw std::runtime_error("arrivals rounds are sched/pollux's: only with the pollux policy");
+  if (options.arrivals_tick > 0 && std::fmod(options.interval, options.arrivals_tick) != 0)
+    throw std::runtime_error("the arrivals tick must divide the interval");
   std::unique_ptr<Policy> policy = make_policy(options.policy, policy_options(options));
   if (policy == nullptr)
     throw std::runtime_error("policy '" + options.policy + "' is not available in this build of libgoodput");
@@ -125,13 +168,27 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
   std::vector<std::size_t> active;
   std::vector<JobInfo> infos;
   std::vector<Placement> current;
+  const double tick = options.arrivals_tick > 0 ? options.arrivals_tick : options.interval;
+  double next_full = 0;
   while (incomplete > 0) {
     const std::vector<char> shared = interfering(alloc, options.nodes);
+    std::size_t completed = 0;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      if (shared[i] && !jobs[i].complete()) result.interfering_gpu_seconds += placement_gpus(alloc[i]) * options.interval;
-      jobs[i].step(options.interval, shared[i] ? options.interference : 0.0);
+      if (shared[i] && !jobs[i].complete()) result.interfering_gpu_seconds += placement_gpus(alloc[i]) * tick;
+      const bool was = jobs[i].complete();
+      jobs[i].step(tick, shared[i] ? options.interference : 0.0);
+      completed += !was && jobs[i].complete();
     }
-    now += options.interval;
+    now += tick;
+    if (now + 1e-6 < next_full + options.interval) {  // between full rounds: arrivals only
+      bool arrived = completed > 0;
+      for (const SimJob& j : jobs) arrived = arrived || (j.submit_time() > now - tick && j.submit_time() <= now);
+      if (arrived) arrivals_round(workload, jobs, options, nodes, now, alloc, policy, result);
+      incomplete = 0;
+      for (const SimJob& j : jobs) incomplete += !j.complete();
+      continue;
+    }
+    next_full = now;
     ++result.rounds;
 
     active.clear();

@@ -29,6 +29,12 @@ struct SimOptions {
   double restart_delay = 30;      ///< seconds a re-allocation stalls a job
   PolicyOptions policy_options;   ///< interval and restart_delay are set from the above
   bool record_timeline = false;   ///< keep GPUs per job per round (for plots)
+  /// sched/pollux's arrivals rounds (0: off, the paper's simulator): jobs
+  /// run in steps of this many seconds, and after a step in which a job
+  /// was submitted or completed the policy sizes only the jobs holding no
+  /// GPUs, in the GPUs the others leave (no running job is re-allocated);
+  /// full rounds still come every `interval`. Must divide `interval`.
+  double arrivals_tick = 0;
   /// Give up (std::runtime_error) when jobs are still running this long
   /// after the last submission.
   double max_runtime_after_last_submit = 365 * 86400.0;
@@ -53,6 +59,7 @@ struct RunResult {
   double gpu_hours = 0;          ///< sum of attained service
   double restarts_per_job = 0;
   int rounds = 0;
+  int arrival_rounds = 0;        ///< arrivals rounds that ran the policy (SimOptions::arrivals_tick)
   long long fits = 0;            ///< throughput-model fits done by the agents
   long long model_lookups = 0;   ///< step-time lookups outside every measurement
   double policy_seconds = 0;     ///< wall time inside Policy::optimize

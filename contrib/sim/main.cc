@@ -162,6 +162,11 @@ int run_main(int argc, char** argv) {
                "multi-node jobs get the same GPU count on every node (as Slurm grants them)");
   app.add_flag("--no-interference-avoidance", a.no_avoidance,
                "let the policy put several distributed jobs on one node");
+  app.add_option("--arrivals-tick", a.sim.arrivals_tick,
+                 "sched/pollux's arrivals rounds: step jobs by this many seconds and, after a step in which a job "
+                 "arrived or completed, size the jobs without GPUs in the free GPUs (0: off; must divide --interval)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   app.add_option("--restart-delay", a.restart_delay, "seconds a re-allocation stalls a job")
       ->check(CLI::Range(0, 86400))
       ->capture_default_str();

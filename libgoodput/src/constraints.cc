@@ -30,6 +30,13 @@ std::string check_job(const std::vector<JobInfo>& jobs, std::size_t i, const Pla
     return name + ": " + std::to_string(gpus) + " GPUs exceed max_replicas " + std::to_string(job.max_replicas);
   if (gpus > 0 && gpus < job.min_replicas)
     return name + ": " + std::to_string(gpus) + " GPUs are below min_replicas " + std::to_string(job.min_replicas);
+  for (const NodeShare& s : p)
+    if (!job.allowed_nodes.empty() &&
+        (static_cast<std::size_t>(s.node) >= job.allowed_nodes.size() || !job.allowed_nodes[static_cast<std::size_t>(s.node)]))
+      return name + ": placed on node " + std::to_string(s.node) + ", which it may not use (allowed_nodes)";
+  if (job.max_nodes > 0 && static_cast<int>(p.size()) > job.max_nodes)
+    return name + ": uses " + std::to_string(p.size()) + " nodes, more than its max_nodes " +
+           std::to_string(job.max_nodes);
   if (static_cast<int>(p.size()) > options.max_nodes_per_job)
     return name + ": uses " + std::to_string(p.size()) + " nodes, more than max_nodes_per_job " +
            std::to_string(options.max_nodes_per_job);

@@ -43,6 +43,10 @@ void validate_round(const char* policy, const std::vector<JobInfo>& jobs,
         !std::isfinite(j.attained_service) || j.attained_service < 0 || j.restarts < 0 ||
         j.min_replicas < 0 || j.max_replicas < 0 || !std::isfinite(j.remaining_iterations))
       fail(policy, job_name(jobs, i) + " has a negative or non-finite field");
+    if (j.max_nodes < 0) fail(policy, job_name(jobs, i) + " has a negative max_nodes");
+    if (!j.allowed_nodes.empty() && j.allowed_nodes.size() != nodes.size())
+      fail(policy, job_name(jobs, i) + " has allowed_nodes for " + std::to_string(j.allowed_nodes.size()) +
+                       " nodes, not " + std::to_string(nodes.size()));
     for (const NodeShare& s : current[i]) {
       if (s.node < 0 || s.node >= static_cast<int>(nodes.size()))
         fail(policy, job_name(jobs, i) + " is placed on node " + std::to_string(s.node) +

@@ -117,6 +117,7 @@ class Ga {
     for (int j = 0; j < jobs; ++j) {
       row.assign(trimmed.begin(j), trimmed.end(j));
       for (NodeShare& c : row) {
+        if (!pb_.allowed(j, c.node)) c.gpus = 0;
         c.gpus = std::min(c.gpus, used_[c.node]);
         used_[c.node] -= c.gpus;
       }
@@ -234,7 +235,7 @@ class Ga {
         ++count;
       }
     const int cap_gpus = pb_.max_gpus(j);
-    const int cap_nodes = pb_.options().max_nodes_per_job;
+    const int cap_nodes = pb_.max_nodes(j);  // the options' limit, or the job's own
     if (total <= cap_gpus && count <= cap_nodes) return;
     perm_.resize(row.size());
     std::iota(perm_.begin(), perm_.end(), 0);

@@ -49,6 +49,13 @@ PolluxProblem::PolluxProblem(const std::vector<JobInfo>& jobs, const std::vector
     j.max_gpus = static_cast<int>(std::min<long>(in.max_replicas, total_gpus_));
     if (j.max_gpus < j.min_gpus) j.max_gpus = 0;
     j.max_nodes = std::min({options.max_nodes_per_job, num_nodes(), j.max_gpus});
+    if (in.max_nodes > 0) j.max_nodes = std::min(j.max_nodes, in.max_nodes);
+    if (!in.allowed_nodes.empty()) {
+      j.allowed.assign(in.allowed_nodes.begin(), in.allowed_nodes.end());
+      int usable = 0;
+      for (char a : j.allowed) usable += a != 0;
+      j.max_nodes = std::min(j.max_nodes, usable);
+    }
     const double d = options.restart_delay;
     j.penalty = in.age + d > 0 ? std::max(in.age - in.restarts * d, 0.0) / (in.age + d) : 1.0;
     j.current = normalize_placement(current[i]);

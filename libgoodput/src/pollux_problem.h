@@ -42,6 +42,11 @@ class PolluxProblem {
   int min_gpus(int j) const noexcept { return jobs_[j].min_gpus; }
   int max_gpus(int j) const noexcept { return jobs_[j].max_gpus; }
   int max_nodes(int j) const noexcept { return jobs_[j].max_nodes; }
+  /// Whether j may use `node` (JobInfo::allowed_nodes).
+  bool allowed(int j, int node) const noexcept {
+    const std::vector<char>& a = jobs_[j].allowed;
+    return a.empty() || a[static_cast<std::size_t>(node)] != 0;
+  }
   /// The job's current placement, normalised, nodes outside the cluster dropped.
   const Placement& current(int j) const noexcept { return jobs_[j].current; }
 
@@ -72,6 +77,7 @@ class PolluxProblem {
     const SpeedupFn* fn = nullptr;
     double linear_base = 1;  // fair replicas, for jobs without a model
     Placement current;
+    std::vector<char> allowed;  // empty: every node
     mutable std::vector<std::vector<double>> memo;  // [nodes][gpus], < 0 = unknown
   };
   double utility_of(double x) const;

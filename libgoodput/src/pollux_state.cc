@@ -78,7 +78,7 @@ bool ClusterState::fits(int j, const Placement& p) const {
   const bool multi = p.size() > 1;
   const bool uniform = pb_.options().uniform_gpus_per_node;
   for (const NodeShare& s : p) {
-    if (s.node < 0 || s.node >= pb_.num_nodes() || s.gpus <= 0) return false;
+    if (s.node < 0 || s.node >= pb_.num_nodes() || s.gpus <= 0 || !pb_.allowed(j, s.node)) return false;
     if (s.gpus > free(s.node) + own(j, s.node)) return false;
     if (multi && (!allowed_multi(j, s.node) || (uniform && s.gpus != p.front().gpus))) return false;
   }
@@ -91,7 +91,7 @@ int ClusterState::pick(const std::vector<int>& b, int j, const Placement& skip, 
   const std::size_t first = ties_ != nullptr ? std::uniform_int_distribution<std::size_t>(0, n - 1)(*ties_) : 0;
   for (std::size_t k = 0; k < n; ++k) {
     const int node = b[(first + k) % n];
-    if (node != avoid && own(j, node) == 0 && !has_node(skip, node)) return node;
+    if (node != avoid && own(j, node) == 0 && !has_node(skip, node) && pb_.allowed(j, node)) return node;
   }
   return -1;
 }
@@ -99,7 +99,9 @@ int ClusterState::pick(const std::vector<int>& b, int j, const Placement& skip, 
 int ClusterState::best_fit(int j, int need, bool multi, const Placement& skip, int avoid) const {
   int best = -1, best_avail = INT_MAX;
   for (const NodeShare& s : place_[j]) {
-    if (s.node == avoid || has_node(skip, s.node) || (multi && !allowed_multi(j, s.node))) continue;
+    if (s.node == avoid || has_node(skip, s.node) || (multi && !allowed_multi(j, s.node)) ||
+        !pb_.allowed(j, s.node))
+      continue;
     const int a = avail(j, s.node);
     if (a >= need && a < best_avail) {
       best = s.node;
@@ -118,7 +120,7 @@ int ClusterState::best_fit(int j, int need, bool multi, const Placement& skip, i
 int ClusterState::largest(int j, const Placement& skip, int avoid) const {
   int best = -1, best_avail = 0;
   for (const NodeShare& s : place_[j]) {
-    if (s.node == avoid || has_node(skip, s.node) || !allowed_multi(j, s.node)) continue;
+    if (s.node == avoid || has_node(skip, s.node) || !allowed_multi(j, s.node) || !pb_.allowed(j, s.node)) continue;
     const int a = avail(j, s.node);
     if (a > best_avail) {
       best = s.node;

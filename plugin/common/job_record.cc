@@ -23,6 +23,8 @@ JobShape shape_of(const job_desc_msg_t* d) {
   s.tres_per_job = text(d->tres_per_job);
   s.tres_per_socket = text(d->tres_per_socket);
   s.tres_per_task = text(d->tres_per_task);
+  s.node_list = d->req_nodes != nullptr && d->req_nodes[0] != '\0';
+  s.exclusive = d->shared == JOB_SHARED_NONE;
   return s;
 }
 
@@ -40,6 +42,12 @@ JobShape shape_of(const job_record_t* j) {
   s.tres_per_job = text(j->tres_per_job);
   s.tres_per_socket = text(j->tres_per_socket);
   s.tres_per_task = text(j->tres_per_task);
+  if (j->details != nullptr) {
+    // sched/pollux sets the nodes of every size it gives: only a job it has
+    // not sized yet shows the user's own.
+    s.node_list = j->details->req_nodes != nullptr && j->details->req_nodes[0] != '\0' && !pollux_state(j);
+    s.exclusive = (j->details->whole_node & WHOLE_NODE_REQUIRED) != 0;
+  }
   return s;
 }
 

@@ -44,6 +44,26 @@ std::optional<int> untyped_gpus_per_node(std::string_view tres) {
   return std::nullopt;
 }
 
+std::optional<ElasticRange> updated_range(const ElasticRange& now, unsigned min_nodes, unsigned max_nodes,
+                                          std::string_view tres_per_node, std::string* why) {
+  auto refuse = [why](const char* reason) -> std::optional<ElasticRange> {
+    if (why != nullptr) *why = reason;
+    return std::nullopt;
+  };
+  auto given = [](unsigned n) { return n >= 1 && n <= kMaxNodes; };
+  ElasticRange r = now;
+  if (given(min_nodes)) r.min_nodes = static_cast<int>(min_nodes);
+  if (given(max_nodes)) r.max_nodes = static_cast<int>(max_nodes);
+  else if (r.max_nodes < r.min_nodes) r.max_nodes = r.min_nodes;
+  if (!tres_per_node.empty()) {
+    const auto g = untyped_gpus_per_node(tres_per_node);
+    if (!g) return refuse("an elastic job's GPUs per node must be untyped GPUs alone (gres:gpu:G)");
+    r.gpus_per_node = *g;
+  }
+  if (r.min_nodes > r.max_nodes) return refuse("the node range is reversed (MIN > MAX)");
+  return r;
+}
+
 std::string gpus_per_node_tres(int gpus) { return "gres:gpu:" + std::to_string(gpus); }
 
 std::optional<ElasticRange> classify(const JobShape& s, std::string* why) {
@@ -60,6 +80,8 @@ std::optional<ElasticRange> classify(const JobShape& s, std::string* why) {
   if (!have_min || !have_max || s.max_nodes <= s.min_nodes) return rigid("no node range (-N MIN-MAX)");
   if (set(s.tres_per_job) || set(s.tres_per_socket) || set(s.tres_per_task))
     return rigid("GPUs requested per job, socket or task (use --gpus-per-node)");
+  if (s.node_list) return rigid("--nodelist fixes its nodes (sched/pollux places elastic jobs; use --exclude or a partition)");
+  if (s.exclusive) return rigid("--exclusive (Slurm grants whole nodes; sched/pollux shares nodes by the GPU)");
   const auto g = untyped_gpus_per_node(s.tres_per_node);
   if (!g) return rigid("no untyped --gpus-per-node=G (or --gres=gpu:G) alone");
   return ElasticRange{static_cast<int>(s.min_nodes), static_cast<int>(s.max_nodes), *g};

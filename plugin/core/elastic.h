@@ -5,7 +5,10 @@
 // slurm.conf and no --no-requeue) submitted with a node range (-N MIN-MAX,
 // MIN < MAX) and an untyped GPU count per node (--gpus-per-node=G or
 // --gres=gpu:G), and nothing else that fixes its shape. sched/pollux may run it on any n nodes, MIN <= n <= MAX, with the
-// same g GPUs on each, 1 <= g <= G. Every other job is rigid. The same
+// same g GPUs on each, 1 <= g <= G. Every other job is rigid, among them
+// jobs with --nodelist (the user chose the nodes: sched/pollux chooses them
+// for an elastic job; --exclude and partitions are kept) and --exclusive
+// (Slurm grants whole nodes, while sched/pollux shares nodes by the GPU). The same
 // rules classify a job at submission (job_submit/pollux, from the request)
 // and in the scheduler (sched/pollux, from the job record).
 #ifndef POLLUX_SCHED_ELASTIC_H
@@ -48,6 +51,8 @@ struct JobShape {
   std::string tres_per_job;    ///< --gpus
   std::string tres_per_socket;
   std::string tres_per_task;
+  bool node_list = false;      ///< --nodelist: the user chose the nodes
+  bool exclusive = false;      ///< --exclusive: whole nodes
 };
 
 inline constexpr unsigned kMaxNodes = 100000;
@@ -55,6 +60,15 @@ inline constexpr unsigned kMaxNodes = 100000;
 /// The range when the job is elastic; otherwise nullopt and `why_rigid`
 /// (when given) says which rule it misses.
 std::optional<ElasticRange> classify(const JobShape& shape, std::string* why_rigid = nullptr);
+
+/// The range an administrator's size update gives an elastic job
+/// (scontrol update NumNodes=MIN[-MAX], TresPerNode=gres:gpu:G): the given
+/// parts replace those of `now` (a MIN alone above the old MAX raises MAX to
+/// it). Node counts of 0 or above kMaxNodes and an empty `tres_per_node`
+/// mean "not given". nullopt, with `why`, for an update that is no range
+/// sched/pollux can keep (typed or non-GPU TRES, a reversed range).
+std::optional<ElasticRange> updated_range(const ElasticRange& now, unsigned min_nodes, unsigned max_nodes,
+                                          std::string_view tres_per_node, std::string* why = nullptr);
 
 /// GPUs per node in a tres_per_node string when it asks for untyped GPUs
 /// and nothing else ("gres:gpu:4", "gres/gpu:4", "gpu:4"); nullopt otherwise.

@@ -62,6 +62,7 @@ const char* phase_name(Phase phase) noexcept {
     case Phase::kStarting: return "start";
     case Phase::kRunning: return "run";
     case Phase::kCheckpointing: return "ckpt";
+    case Phase::kEnded: return "end";
   }
   return "?";
 }
@@ -81,7 +82,14 @@ std::string format_comment(const JobView& v, const JobState& s) {
   out += std::string(kSeparator) + "state=" + phase_name(s.phase) + " range=" + format_range(s.range) +
          " alloc=" + format_alloc(s.alloc) + " since=" + std::to_string(static_cast<long long>(s.since)) +
          " submit=" + std::to_string(static_cast<long long>(s.submit));
+  if (s.limit > 0) out += " limit=" + std::to_string(s.limit) + " used=" + std::to_string(s.used);
   return out;
+}
+
+long long next_run_limit(const JobState& s) {
+  if (s.limit <= 0) return 0;
+  const long long left = s.limit * 60 - s.used;
+  return left <= 60 ? 1 : (left + 59) / 60;
 }
 
 std::optional<JobState> parse_comment(std::string_view comment) {
@@ -102,6 +110,7 @@ std::optional<JobState> parse_comment(std::string_view comment) {
       else if (value == "start") s.phase = Phase::kStarting;
       else if (value == "run") s.phase = Phase::kRunning;
       else if (value == "ckpt") s.phase = Phase::kCheckpointing;
+      else if (value == "end") s.phase = Phase::kEnded;
       else return std::nullopt;
     } else if (key == "range") {
       const auto r = parse_range(value);
@@ -122,6 +131,10 @@ std::optional<JobState> parse_comment(std::string_view comment) {
       long long t = 0;
       if (!parse_number(value, t) || t < 0) return std::nullopt;
       s.submit = static_cast<double>(t);
+    } else if (key == "limit" || key == "used") {
+      long long t = 0;
+      if (!parse_number(value, t) || t < 0) return std::nullopt;
+      (key == "limit" ? s.limit : s.used) = t;
     }  // the view's keys, and keys a newer version may add
   }
   if (!have_phase || !have_range || !have_alloc || !have_since) return std::nullopt;

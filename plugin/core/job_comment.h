@@ -26,9 +26,10 @@ enum class Phase {
   kStarting,       ///< pending, released at `alloc`: Slurm starts it there
   kRunning,        ///< running at `alloc`
   kCheckpointing,  ///< running, signalled at `since` to checkpoint for a move to `alloc`
+  kEnded,          ///< ended at `since` (why: completed, cancelled, failed, timeout, ...); no GPUs
 };
 
-const char* phase_name(Phase phase) noexcept;  // "held", "start", "run", "ckpt"
+const char* phase_name(Phase phase) noexcept;  // "held", "start", "run", "ckpt", "end"
 
 /// A job's size: `nodes` nodes (`node_list`, comma-separated names) with
 /// `gpus_per_node` GPUs on each. Empty = no GPUs.
@@ -52,7 +53,13 @@ struct JobState {
   Alloc alloc;       ///< the decided size (kStarting, kCheckpointing) or the current one
   double since = 0;   ///< Unix time the phase began
   double submit = 0;  ///< Unix time of submission (Slurm resets its own at each requeue)
-  std::string why;    ///< the last decision: start, grow, shrink, move, wait, preempt, cancel
+  std::string why;    ///< the last decision: start, grow, shrink, move, wait, preempt, cancel; or why it
+                      ///< has no GPUs (held, dependency, begin, refused, ...) or ended
+  /// The job's time limit over its whole life, minutes (0: none), and the
+  /// seconds its earlier runs used: Slurm counts a time limit per run, so
+  /// sched/pollux gives each run what is left (limit=, used= when set).
+  long long limit = 0;
+  long long used = 0;
 };
 
 /// The view part, for people.
@@ -69,6 +76,11 @@ struct JobView {
 };
 
 std::string format_comment(const JobView& view, const JobState& state);
+
+/// The time limit to give the job's next run, minutes: what is left of its
+/// whole-life limit (state.limit) after its earlier runs (state.used), at
+/// least 1; 0 when it has none.
+long long next_run_limit(const JobState& state);
 
 /// The state of a SystemComment written by format_comment(); nullopt for
 /// anything else (an empty or foreign comment, a damaged field).

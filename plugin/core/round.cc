@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <exception>
+#include <limits>
 #include <numeric>
 
 namespace pollux::sched {
@@ -81,6 +82,57 @@ const char* resize_reason(const Placement& from, const Placement& to) {
   return "move";
 }
 
+// The job's state as this round starts: its previous one (or a new one), its
+// range and submission, and its whole-life time limit once first seen
+// (Slurm's limit of its first run, before sched/pollux gave any remainder).
+JobState base_state(const Snapshot& snap, const ElasticJobSnapshot& j) {
+  JobState st = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, j.submit_time, "", 0, 0});
+  st.range = j.range;
+  st.submit = j.submit_time;
+  if (st.limit == 0 && st.used == 0 && j.time_limit > 0) st.limit = j.time_limit;
+  return st;
+}
+
+// A running job that is not resized: held by a user or administrator (a
+// hold takes effect at a requeue), or with less of its time limit left
+// than two restarts cost.
+bool pinned(const Snapshot& snap, const ElasticJobSnapshot& j, const Params& params) {
+  if (!j.running) return false;
+  return j.held_by_other || time_left(j, base_state(snap, j), snap.now) < 2 * params.restart_penalty;
+}
+
+// A job left out of the round (see cannot_start): a pending one gets no
+// GPUs and is held by sched/pollux with the reason, unless a user or
+// administrator holds it (never touched); a running one held by them keeps
+// its size (a pending checkpoint for a resize is called off).
+JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& in) {
+  const ElasticJobSnapshot& j = snap.jobs[i];
+  JobDecision d;
+  d.job = i;
+  JobState& st = d.state;
+  st = base_state(snap, j);
+  auto enter = [&](Phase ph) {
+    if (st.phase != ph) st.since = snap.now;
+    st.phase = ph;
+  };
+  if (j.running) {
+    if (st.phase == Phase::kCheckpointing) st.why = "cancel";
+    enter(Phase::kRunning);
+    st.alloc = to_alloc(j.current, snap.nodes);
+  } else {
+    st.why = cannot_start(j, snap.now);
+    enter(Phase::kHeld);
+    st.alloc = {};
+    d.hold_reason = hold_reason_for(st.why);
+    if (!j.held_by_other && !(j.held_by_pollux && j.hold_text == d.hold_reason)) d.action = Action::kHold;
+  }
+  const Placement& shown = j.running ? j.current : Placement{};
+  const int g = uniform_share(shown);
+  d.view = view_at(in.model, static_cast<int>(shown.size()), g > 0 ? g : 0);
+  d.comment = format_comment(d.view, st);
+  return d;
+}
+
 }  // namespace
 
 const char* action_name(Action action) noexcept {
@@ -92,6 +144,38 @@ const char* action_name(Action action) noexcept {
     case Action::kRequeue: return "requeue";
   }
   return "?";
+}
+
+std::string cannot_start(const ElasticJobSnapshot& j, double now) {
+  if (j.running) return {};
+  if (j.held_by_other) return "held";
+  if (!j.blocker.empty()) return j.blocker;
+  if (j.begin_time > now) {
+    // sched/pollux's own requeue, and Slurm's credential window after it,
+    // set begin times that the enactment shortens (early_begin).
+    const bool by_requeue = j.restarts > 0 && j.state && j.begin_time <= j.state->since + kRequeueWindow;
+    if (!by_requeue) return "begin";
+  }
+  return {};
+}
+
+double time_left(const ElasticJobSnapshot& j, const JobState& s, double now) {
+  if (s.limit <= 0) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(s.limit * 60 - s.used) - (j.running ? std::max(0.0, now - j.start_time) : 0.0);
+}
+
+double expected_end(double now, const Params& params) {
+  return now + params.interval + params.checkpoint_timeout + 60;
+}
+
+std::string hold_reason_for(const std::string& why) {
+  if (why == "dependency") return "pollux: waiting for its dependency";
+  if (why == "dependency-never") return "pollux: dependency never satisfied";
+  if (why == "begin") return "pollux: waiting for its begin time";
+  if (why == "reservation") return "pollux: reservation not active";
+  if (why == "partition") return "pollux: partition down or inactive";
+  if (why == "refused") return "pollux: Slurm refused its size (BadConstraints)";
+  return "pollux: waiting for GPUs";
 }
 
 std::string node_list(const Placement& p, const std::vector<NodeSnapshot>& nodes) {
@@ -130,27 +214,36 @@ Placement to_placement(const Alloc& a, const std::vector<NodeSnapshot>& nodes) {
 }
 
 RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
-                       Policy* policy) {
+                       Policy* policy, bool arrivals_only) {
   RoundResult result;
   const std::size_t node_count = snap.nodes.size();
 
   // GPUs the elastic jobs may share: free of rigid jobs, minus what the
   // rigid queue needs. On nodes that take no new work, running elastic
   // jobs may stay where they are.
-  std::vector<int> elastic_use(node_count, 0);
-  for (const ElasticJobSnapshot& j : snap.jobs)
-    if (j.running && !j.held_by_other) add(elastic_use, j.current);
+  std::vector<int> elastic_use(node_count, 0), pinned_use(node_count, 0);
+  for (const ElasticJobSnapshot& j : snap.jobs) {
+    if (j.running) add(elastic_use, j.current);
+    if (pinned(snap, j, params)) add(pinned_use, j.current);  // stays as it is
+  }
   std::vector<int> cap(node_count, 0);
   for (std::size_t n = 0; n < node_count; ++n)
-    cap[n] = snap.nodes[n].usable ? std::max(0, snap.nodes[n].gpus - snap.nodes[n].rigid_gpus) : 0;
+    cap[n] = snap.nodes[n].usable
+                 ? std::max(0, snap.nodes[n].gpus - snap.nodes[n].rigid_gpus - pinned_use[n])
+                 : 0;
   result.reserved_gpus = reserve_for_rigid(snap, elastic_use, cap);
   for (std::size_t n = 0; n < node_count; ++n)
-    if (!snap.nodes[n].usable) cap[n] = elastic_use[n];
+    if (!snap.nodes[n].usable) cap[n] = std::max(0, elastic_use[n] - pinned_use[n]);
 
   // The jobs the policy schedules, and what each holds or was promised.
   std::vector<std::size_t> sched;  // indices into snap.jobs
-  for (std::size_t i = 0; i < snap.jobs.size(); ++i)
-    if (!snap.jobs[i].held_by_other) sched.push_back(i);
+  std::vector<std::size_t> outside;  // held, blocked, or held while running
+  for (std::size_t i = 0; i < snap.jobs.size(); ++i) {
+    if (!snap.jobs[i].held_by_other && !pinned(snap, snap.jobs[i], params) && cannot_start(snap.jobs[i], snap.now).empty())
+      sched.push_back(i);
+    else
+      outside.push_back(i);
+  }
   auto phase_of = [&](const ElasticJobSnapshot& j) { return j.state ? j.state->phase : Phase::kHeld; };
   // Without a (usable) answer from the policy every job keeps what it has.
   std::vector<Placement> keep(sched.size());
@@ -180,10 +273,22 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   }
 
   std::vector<Placement> chosen = keep;
-  if (policy != nullptr && !sched.empty()) {
+  // The jobs the policy sizes (positions in sched): every one, or in an
+  // arrivals round only those holding and promised nothing, in what the
+  // others leave.
+  std::vector<std::size_t> ask;
+  std::vector<int> ask_cap = cap;
+  for (std::size_t k = 0; k < sched.size(); ++k) {
+    if (!arrivals_only || keep[k].empty()) ask.push_back(k);
+    else add(ask_cap, current[k], -1);
+  }
+  std::vector<Placement> ask_current;
+  for (std::size_t k : ask) ask_current.push_back(current[k]);
+  if (policy != nullptr && !ask.empty() && (!arrivals_only || std::any_of(ask_cap.begin(), ask_cap.end(), [](int g) { return g > 0; }))) {
     std::vector<JobInfo> jobs;
-    jobs.reserve(sched.size());
-    for (std::size_t k = 0; k < sched.size(); ++k) {
+    jobs.reserve(ask.size());
+    for (std::size_t x = 0; x < ask.size(); ++x) {
+      const std::size_t k = ask[x];
       const ElasticJobSnapshot& j = snap.jobs[sched[k]];
       const JobInput& in = inputs[sched[k]];
       JobInfo info;
@@ -191,6 +296,10 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       info.speedup = range_speedup(in.model, j.range);
       info.submit_time = j.submit_time;
       info.age = std::max(0.0, snap.now - j.submit_time);
+      // Pollux's restart factor, max(age - restarts D, 0) / (age + D), is 0
+      // for a job submitted a moment ago: the periodic round would start it
+      // a round later anyway; a prompt round starts it now.
+      if (arrivals_only) info.age = std::max(info.age, params.restart_penalty);
       info.restarts = j.restarts;
       info.min_replicas = j.range.min_gpus();
       // At most twice the scale profiled so far (Pollux): a job grows as its
@@ -200,29 +309,33 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
                                     in.model ? std::max(in.model->max_gpus_by_batch(), holds) : INT_MAX});
       info.max_replicas = std::max(info.max_replicas, info.min_replicas);
       info.requested_gpus = j.range.max_gpus();
+      info.allowed_nodes = j.allowed;
+      if (j.max_nodes_limit > 0 && j.max_nodes_limit < j.range.max_nodes) info.max_nodes = j.max_nodes_limit;
       if (j.running) info.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
       jobs.push_back(std::move(info));
     }
     std::vector<NodeInfo> nodes(node_count);
-    for (std::size_t n = 0; n < node_count; ++n) nodes[n].gpus = cap[n];
+    for (std::size_t n = 0; n < node_count; ++n) nodes[n].gpus = std::max(0, ask_cap[n]);
     try {
-      std::vector<Placement> out = policy->optimize(jobs, nodes, current, snap.now);
+      std::vector<Placement> out = policy->optimize(jobs, nodes, ask_current, snap.now);
       result.report = policy->last_report();
       result.policy_ran = true;
-      if (out.size() != sched.size()) {
+      if (out.size() != ask.size()) {
         result.error = "the policy returned " + std::to_string(out.size()) + " placements for " +
-                       std::to_string(sched.size()) + " jobs";
+                       std::to_string(ask.size()) + " jobs";
       } else {
         for (Placement& p : out) p = normalize_placement(std::move(p));
         if (auto bad = check_allocation(jobs, nodes, out, policy->options())) result.error = *bad;
-        for (std::size_t k = 0; k < sched.size() && result.error.empty(); ++k) {
-          const int g = uniform_share(out[k]);
-          const int n = static_cast<int>(out[k].size());
+        for (std::size_t x = 0; x < ask.size() && result.error.empty(); ++x) {
+          const std::size_t k = ask[x];
+          const int g = uniform_share(out[x]);
+          const int n = static_cast<int>(out[x].size());
           if (g < 0 || (g > 0 && !snap.jobs[sched[k]].range.allows(n, g)))
             result.error = "the policy gave job " + std::to_string(snap.jobs[sched[k]].job_id) +
                            " a size outside its range " + format_range(snap.jobs[sched[k]].range);
         }
-        if (result.error.empty()) chosen = std::move(out);
+        if (result.error.empty())
+          for (std::size_t x = 0; x < ask.size(); ++x) chosen[ask[x]] = std::move(out[x]);
       }
     } catch (const std::exception& e) {
       result.error = std::string("the policy failed: ") + e.what();
@@ -236,11 +349,9 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     const Placement& p = chosen[k];
     JobDecision d;
     d.job = i;
-    JobState prev = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, j.submit_time, ""});
+    JobState prev = base_state(snap, j);
     JobState& st = d.state;
     st = prev;
-    st.range = j.range;
-    st.submit = j.submit_time;
     const Alloc alloc = to_alloc(p, snap.nodes);
     auto enter = [&](Phase ph) {
       if (st.phase != ph) st.since = snap.now;
@@ -250,7 +361,9 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     if (!j.running) {
       if (p.empty()) {
         // A job held at submission gets sched/pollux's own hold (and reason).
-        d.action = j.held_by_pollux && j.state ? Action::kNone : Action::kHold;
+        d.hold_reason = hold_reason_for("wait");
+        const bool held_for_gpus = j.hold_text.empty() || j.hold_text == d.hold_reason;
+        d.action = j.held_by_pollux && j.state && held_for_gpus ? Action::kNone : Action::kHold;
         enter(Phase::kHeld);
         st.alloc = {};
         st.why = "wait";
@@ -285,6 +398,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       const bool acked = in.checkpoint_ack && *in.checkpoint_ack >= prev.since;
       if (acked || snap.now >= prev.since + params.checkpoint_timeout) {
         d.action = Action::kRequeue;
+        if (st.limit > 0) st.used += static_cast<long long>(std::max(0.0, snap.now - j.start_time));
         enter(p.empty() ? Phase::kHeld : Phase::kStarting);
         st.since = snap.now;
       }
@@ -295,6 +409,16 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     d.view = view_at(in.model, static_cast<int>(shown.size()), g > 0 ? g : 0);
     d.comment = format_comment(d.view, st);
     result.decisions.push_back(std::move(d));
+  }
+  for (std::size_t i : outside) result.decisions.push_back(decide_outside(snap, i, inputs[i]));
+  // Backfill's view of running jobs without a time limit, refreshed once
+  // it is a round old (it never comes within a minute of now).
+  const double end = expected_end(snap.now, params);
+  for (JobDecision& d : result.decisions) {
+    const ElasticJobSnapshot& j = snap.jobs[d.job];
+    if (j.running && j.time_limit == 0 && d.state.limit == 0 &&
+        (j.end_time > end + 1 || j.end_time < end - params.interval - 1))
+      d.expected_end = end;
   }
   return result;
 }

@@ -46,7 +46,9 @@ struct ElasticJobSnapshot {
   double start_time = 0;        ///< of the current run, when running
   int restarts = 0;             ///< Slurm's restart count
   bool running = false;         ///< else pending
-  bool held_by_other = false;   ///< a user's or administrator's hold: not scheduled, not touched
+  /// A user's or administrator's hold: not scheduled, not touched. Pending:
+  /// no GPUs. Running (held while it runs): kept at its size, never requeued.
+  bool held_by_other = false;
   bool held_by_pollux = false;  ///< pending and held by sched/pollux or job_submit/pollux
   ElasticRange range;
   std::optional<JobState> state;  ///< nullopt: not yet seen by a round
@@ -56,6 +58,18 @@ struct ElasticJobSnapshot {
   std::string system_comment;     ///< as it was
   double begin_time = 0;          ///< the job's begin time (pending)
   bool completing = false;        ///< pending after a requeue, still cleaning up its last run
+  /// Pending: why Slurm would not start the job now at any size, from
+  /// Slurm's own tests (blocker_*: dependency, reservation, partition);
+  /// empty when nothing but its size stops it.
+  std::string blocker;
+  std::string hold_text;          ///< pending and held: the reason text squeue shows
+  /// Where and how large Slurm lets the job run (its partitions, --exclude,
+  /// --constraint, MaxNodes): allowed[n] for this snapshot's node n (empty:
+  /// every node), and the most nodes (0: no limit). The policy keeps to them.
+  std::vector<bool> allowed;
+  int max_nodes_limit = 0;
+  long long time_limit = 0;       ///< Slurm's time limit of this run, minutes (0: none)
+  double end_time = 0;            ///< running: Slurm's EndTime of the job
 };
 
 /// A pending rigid job asking for GPUs, in Slurm's priority order.
@@ -65,8 +79,16 @@ struct RigidRequest {
   int gpus = 0;           ///< total GPUs (--gpus), when gpus_per_node is 0
 };
 
+/// An elastic job that ended since a round last saw it, and the
+/// SystemComment that says so (state=end, alloc=0, why=how it ended).
+struct EndedJob {
+  std::uint32_t job_id = 0;
+  std::string comment;
+};
+
 struct Snapshot {
   double now = 0;
+  std::vector<EndedJob> ended;
   std::vector<NodeSnapshot> nodes;
   std::vector<ElasticJobSnapshot> jobs;
   std::vector<RigidRequest> rigid_queue;
@@ -92,12 +114,42 @@ enum class Action {
 
 const char* action_name(Action action) noexcept;
 
+/// Begin times up to this long after a requeue's phase change were set by
+/// the requeue (sched/pollux's gap, or Slurm's credential window), not by a user.
+inline constexpr double kRequeueWindow = 1800.0;
+
+/// Why a pending elastic job cannot start now at any size, as the one-word
+/// `why` of its SystemComment: "held" (a user's or administrator's hold),
+/// the snapshot's blocker ("dependency", "dependency-never", "reservation",
+/// "partition", "refused": Slurm found the size it was given impossible), or "begin" (a begin time in the future that no requeue
+/// set). Empty when it can start. Such a job is left out of the round: it
+/// gets no GPUs, and those it was promised are free again.
+std::string cannot_start(const ElasticJobSnapshot& job, double now);
+
+/// Seconds left of a running job's whole-life time limit; +inf without one.
+double time_left(const ElasticJobSnapshot& job, const JobState& state, double now);
+
+/// The end Slurm's backfill should plan with for a running elastic job
+/// without a time limit (Slurm would plan it a year ahead, and let lower-
+/// priority rigid jobs jump the queue): when sched/pollux would give its
+/// GPUs to the rigid job at the head of the queue at the latest, the next
+/// round plus a checkpoint plus a minute. Slurm does not enforce EndTime
+/// without a time limit; the plugin moves it on each round.
+double expected_end(double now, const Params& params);
+
+/// The hold reason squeue shows for a job sched/pollux holds because of `why`.
+std::string hold_reason_for(const std::string& why);
+
 struct JobDecision {
   std::size_t job = 0;  ///< index in Snapshot::jobs
   Action action = Action::kNone;
   JobState state;       ///< the new state (written to the SystemComment)
   JobView view;
   std::string comment;  ///< format_comment(view, state)
+  std::string hold_reason;  ///< kHold: the reason text (hold_reason_for(state.why))
+  /// Running without a time limit: the EndTime to give the job (0: leave
+  /// it), see expected_end().
+  double expected_end = 0;
 };
 
 struct RoundResult {
@@ -110,8 +162,12 @@ struct RoundResult {
 
 /// `inputs[i]` belongs to `snapshot.jobs[i]`. `policy` may be null (no
 /// policy available): then nothing is resized and held jobs stay held.
+/// `arrivals_only` (the prompt round after a submission, a release or a
+/// job's end): the policy sizes only the jobs that hold and were promised
+/// no GPUs, in the GPUs the others leave; no running job is resized, so a
+/// round between the periodic ones never makes a job restart.
 RoundResult plan_round(const Snapshot& snapshot, const std::vector<JobInput>& inputs, const Params& params,
-                       Policy* policy);
+                       Policy* policy, bool arrivals_only = false);
 
 /// The comma-separated node names of a placement.
 std::string node_list(const Placement& placement, const std::vector<NodeSnapshot>& nodes);

@@ -13,6 +13,7 @@
 // mutable; refusals reach the user through err_msg (compat_job_submit.h).
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "common/compat_job_submit.h"
@@ -32,10 +33,34 @@ bool changes_size(const job_desc_msg_t* d) {
          d->exc_nodes != nullptr;
 }
 
-int submit(job_desc_msg_t* desc, uint32_t uid) {
+// What the submitter is told (sbatch prints it: "sbatch: elastic job: ..."):
+// whether sched/pollux sizes the job, and if not, why, for every job that
+// asks for GPUs or a node range (the jobs that may have been meant elastic).
+void tell_user(const pollux::sched::JobShape& shape, const std::optional<pollux::sched::ElasticRange>& range,
+               const std::string& why, char** err_msg) {
+  if (err_msg == nullptr || *err_msg != nullptr) return;  // never hide another plugin's message
+  std::string text;
+  if (range) {
+    text = "elastic job: " + std::to_string(range->min_nodes) + "-" + std::to_string(range->max_nodes) +
+           " nodes x <= " + std::to_string(range->gpus_per_node) +
+           " GPUs per node, sized and resized by sched/pollux (held until it gives the job GPUs)";
+  } else {
+    const bool gpus = !shape.tres_per_node.empty() || !shape.tres_per_job.empty() ||
+                      !shape.tres_per_task.empty() || !shape.tres_per_socket.empty();
+    const bool node_range = shape.min_nodes >= 1 && shape.max_nodes > shape.min_nodes &&
+                            shape.max_nodes <= pollux::sched::kMaxNodes;
+    if (!gpus && !node_range) return;
+    text = "rigid job (Slurm sizes it as asked, sched/pollux does not resize it): " + why;
+  }
+  *err_msg = xstrdup(text.c_str());
+}
+
+int submit(job_desc_msg_t* desc, uint32_t uid, char** err_msg) {
   if (!pollux_scheduler()) return SLURM_SUCCESS;
   std::string why;
-  const auto range = pollux::sched::classify(pollux::sched::shape_of(desc), &why);
+  const pollux::sched::JobShape shape = pollux::sched::shape_of(desc);
+  const auto range = pollux::sched::classify(shape, &why);
+  tell_user(shape, range, why, err_msg);
   if (!range) {
     debug("job_submit/pollux: rigid job from uid %u: %s", uid, why.c_str());
     return SLURM_SUCCESS;
@@ -48,13 +73,67 @@ int submit(job_desc_msg_t* desc, uint32_t uid) {
 
 // Refuses a modification: one log line, and the same text to the user
 // (err_msg: "scontrol: error: ..."; 22.05 passes none).
-int refuse(char** err_msg, const std::string& why) {
+int refuse(char** err_msg, const std::string& why, int rc = ESLURM_ACCESS_DENIED) {
   info("job_submit/pollux: %s", why.c_str());
   if (err_msg != nullptr) {
     xfree(*err_msg);
     *err_msg = xstrdup(why.c_str());
   }
-  return ESLURM_ACCESS_DENIED;
+  return rc;
+}
+
+// An administrator's size update (NumNodes, TresPerNode) on an elastic job
+// becomes its range, which sched/pollux keeps to from its next round: the
+// update's own size fields are taken out, so that Slurm neither sets a size
+// of its own on a pending job nor shrinks a running one under its ranks
+// (sched/pollux resizes it through a checkpoint instead).
+int adopt_range_update(job_desc_msg_t* desc, job_record_t* job, uint32_t uid, char** err_msg) {
+  using namespace pollux::sched;
+  std::optional<JobState> state = pollux_state(job);
+  if (!state) {  // not adopted yet
+    state = JobState{};
+    state->range = *classify(shape_of(job));
+    state->since = static_cast<double>(time(nullptr));
+    state->submit = job->details != nullptr ? static_cast<double>(job->details->submit_time) : state->since;
+    state->why = "wait";
+  }
+  std::string why;
+  const auto range = updated_range(state->range, desc->min_nodes, desc->max_nodes,
+                                   desc->tres_per_node != nullptr ? desc->tres_per_node : "", &why);
+  if (!range) {
+    return refuse(err_msg,
+                  "JobId=" + std::to_string(job->job_id) + ": size update by uid " + std::to_string(uid) + " refused: " + why,
+                  ESLURM_INVALID_NODE_COUNT);
+  }
+  if (desc->req_nodes != nullptr || desc->tres_per_job != nullptr || desc->tres_per_task != nullptr ||
+      desc->tres_per_socket != nullptr) {
+    return refuse(err_msg, "JobId=" + std::to_string(job->job_id) + ": size update by uid " + std::to_string(uid) +
+                               " refused: sched/pollux chooses an elastic job's nodes and gives GPUs per node "
+                               "(set NumNodes=MIN-MAX or TresPerNode=gres:gpu:G)");
+  }
+  info("job_submit/pollux: JobId=%u: uid %u set its range to %s (was %s): sched/pollux sizes it within it",
+       job->job_id, uid, format_range(*range).c_str(), format_range(state->range).c_str());
+  state->range = *range;
+  set_string(&job->system_comment, format_comment(JobView{}, *state));
+  desc->min_nodes = desc->max_nodes = desc->num_tasks = NO_VAL;
+  desc->ntasks_per_node = NO_VAL16;
+  xfree(desc->tres_per_node);
+  last_job_update = time(nullptr);
+  return SLURM_SUCCESS;
+}
+
+// A time limit update on an elastic job sets its whole-life limit (Slurm's
+// own counts per run, and each requeue would restart it): Slurm is given
+// what is left of it for the current or next run.
+void adopt_time_limit(job_desc_msg_t* desc, job_record_t* job, uint32_t uid) {
+  using namespace pollux::sched;
+  std::optional<JobState> state = pollux_state(job);
+  if (!state || desc->time_limit == INFINITE || desc->time_limit == 0) return;
+  state->limit = desc->time_limit;
+  desc->time_limit = static_cast<uint32_t>(next_run_limit(*state));
+  set_string(&job->system_comment, format_comment(JobView{}, *state));
+  info("job_submit/pollux: JobId=%u: uid %u set its time limit to %lld min over its whole life (%lld s used by "
+       "earlier runs): this run's limit is %u min", job->job_id, uid, state->limit, state->used, desc->time_limit);
 }
 
 int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid, char** err_msg) {
@@ -64,10 +143,14 @@ int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid, char** err_msg
   const bool managed = pollux_state(job).has_value() || new_elastic_job(job);
   if (!managed || (!IS_JOB_PENDING(job) && !IS_JOB_RUNNING(job))) return SLURM_SUCCESS;
   const bool slurm_user = uid == 0 || uid == slurm_conf.slurm_user_id;
-  if (changes_size(desc) && !slurm_user) {
+  if (changes_size(desc) && (slurm_user || validate_operator(uid))) {
+    const int rc = adopt_range_update(desc, job, uid, err_msg);
+    if (rc != SLURM_SUCCESS) return rc;
+  } else if (changes_size(desc)) {
     return refuse(err_msg, "JobId=" + std::to_string(job->job_id) + ": uid " + std::to_string(uid) +
                                " may not change the size of an elastic job: sched/pollux decides it");
   }
+  if (desc->time_limit != NO_VAL) adopt_time_limit(desc, job, uid);
   if (held_by_pollux(job)) {
     if (desc->priority == INFINITE && !slurm_user) {
       return refuse(err_msg, "JobId=" + std::to_string(job->job_id) +
@@ -115,7 +198,7 @@ POLLUX_EXPORT void fini(void) {}
 
 POLLUX_EXPORT int job_submit(job_desc_msg_t* desc, uint32_t submit_uid, char** err_msg) {
   try {
-    return submit(desc, submit_uid);
+    return submit(desc, submit_uid, err_msg);
   } catch (const std::exception& e) {
     error("job_submit/pollux: %s", e.what());
   } catch (...) {

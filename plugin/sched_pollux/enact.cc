@@ -3,12 +3,14 @@
 #include "enact.h"
 
 #include <csignal>
+#include <algorithm>
 #include <cmath>
 
 #include "common/compat_job_update.h"
 #include "common/compat_requeue.h"
 #include "common/compat_tres.h"
 #include "common/job_record.h"
+#include "common/job_runnable.h"
 #include "core/elastic.h"
 
 namespace pollux::sched {
@@ -17,8 +19,6 @@ namespace {
 /// A requeued job may start again this long after the requeue: sooner, its
 /// new launch credential could carry the revocation's time stamp.
 constexpr double kRequeueGap = 2.0;
-/// Begin times later than this after a requeue were set by Slurm itself.
-constexpr double kRequeueWindow = 1800.0;
 
 // A requeued job that has finished cleaning up is held by Slurm until its
 // launch credential window passes (batch_requeue_fini: begin time = now +
@@ -32,7 +32,7 @@ std::optional<double> early_begin(const ElasticJobSnapshot& j, const JobState& s
 
 // update_job() for a size: min = max nodes, GPUs and tasks per node, the
 // nodes, and a release when the job is held.
-int set_size(job_record_t* job, const Alloc& alloc, bool release) {
+int set_size(job_record_t* job, const Alloc& alloc, bool release, long long minutes = 0) {
   auto* desc = static_cast<job_desc_msg_t*>(xmalloc(sizeof(job_desc_msg_t)));
   slurm_init_job_desc_msg(desc);
   set_update_job_id(desc, job->job_id);
@@ -49,6 +49,8 @@ int set_size(job_record_t* job, const Alloc& alloc, bool release) {
   desc->tres_per_node = xstrdup(slurm_gpus_per_node_tres(alloc.gpus_per_node).c_str());
   desc->req_nodes = xstrdup(alloc.node_list.c_str());
   if (release) desc->priority = INFINITE;
+  // Slurm counts a time limit per run: this run gets what is left.
+  if (minutes > 0) desc->time_limit = static_cast<uint32_t>(std::min<long long>(minutes, INFINITE - 1));
   slurm_msg_t msg;
   slurm_msg_t_init(&msg);
   msg.msg_type = REQUEST_UPDATE_JOB;
@@ -70,12 +72,34 @@ std::string describe(const job_record_t* job, const char* what, int rc) {
   return "JobId=" + std::to_string(job->job_id) + ": " + what + " failed: " + slurm_strerror(rc);
 }
 
+// After a size was set: Slurm's own limits test, which its main loop makes
+// before it starts the job. A size it refuses is undone at once: the job
+// is held without GPUs, and the round after decides again.
+bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::string& comment) {
+  const std::string reason = limits_refusal(job);
+  if (reason.empty()) return false;
+  set_pollux_hold(job, ("pollux: Slurm refused its size (" + reason + ")").c_str());
+  JobState st = d.state;
+  st.phase = Phase::kHeld;
+  st.alloc = {};
+  st.why = "refused";
+  comment = format_comment(JobView{}, st);
+  r.refusals.push_back({job->job_id, reason, "JobId=" + std::to_string(job->job_id) + ": Slurm refuses " +
+                                           std::to_string(d.state.alloc.nodes) + "x" +
+                                           std::to_string(d.state.alloc.gpus_per_node) + " GPUs on " +
+                                           d.state.alloc.node_list + ": " + reason +
+                                           "; held without GPUs until a round finds a size Slurm accepts"});
+  return true;
+}
+
 }  // namespace
 
 bool needs_enact(const Snapshot& snap, const RoundResult& round) {
+  if (!snap.ended.empty()) return true;
   for (const JobDecision& d : round.decisions) {
     const ElasticJobSnapshot& j = snap.jobs[d.job];
-    if (d.action != Action::kNone || d.comment != j.system_comment || early_begin(j, d.state, snap.now))
+    if (d.action != Action::kNone || d.comment != j.system_comment || early_begin(j, d.state, snap.now) ||
+        d.expected_end > 0)
       return true;
   }
   return false;
@@ -93,17 +117,18 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
       continue;
     }
     int rc = SLURM_SUCCESS;
+    std::string comment = d.comment;
     switch (d.action) {
       case Action::kNone:
         break;
       case Action::kHold:
-        set_pollux_hold(job, kHoldReason);
+        set_pollux_hold(job, d.hold_reason.empty() ? kHoldReason : d.hold_reason.c_str());
         ++r.held;
         break;
       case Action::kRelease:
-        rc = set_size(job, d.state.alloc, job->priority == 0);
+        rc = set_size(job, d.state.alloc, job->priority == 0, next_run_limit(d.state));
         if (rc != SLURM_SUCCESS) r.errors.push_back(describe(job, "setting its size", rc));
-        else ++r.released;
+        else if (!refused(job, d, r, comment)) ++r.released;
         break;
       case Action::kSignal:
         rc = job_signal(job, SIGUSR1, 0, 0, false);
@@ -119,22 +144,43 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         ++r.requeued;
         if (d.state.alloc.empty()) {
           set_pollux_hold(job, kHoldReason);
-        } else if ((rc = set_size(job, d.state.alloc, false)) != SLURM_SUCCESS) {
+        } else if ((rc = set_size(job, d.state.alloc, false, next_run_limit(d.state))) != SLURM_SUCCESS) {
           r.errors.push_back(describe(job, "setting its size after the requeue", rc));
           set_pollux_hold(job, kHoldReason);  // never restart at the old size
+        } else {
+          refused(job, d, r, comment);
         }
         if (job->details != nullptr) job->details->begin_time = now + static_cast<time_t>(kRequeueGap);
         break;
     }
     if (rc != SLURM_SUCCESS) continue;  // the comment keeps the previous state: retried next round
+    // No time limit: Slurm does not enforce EndTime, and its backfill plans with it.
+    // (A year or more is Slurm's stand-in for none: made INFINITE, so that
+    // Slurm never times the job out by this EndTime.)
+    if (j.running && d.expected_end > 0 && (job->time_limit == INFINITE || job->time_limit >= YEAR_MINUTES)) {
+      job->time_limit = INFINITE;
+      job->end_time = static_cast<time_t>(d.expected_end);
+    }
+    // Slurm's limit is in whole minutes and per run: the run ends when the
+    // job's whole-life limit does, to the second.
+    if (j.running && d.state.limit > 0 && job->start_time > 0) {
+      const time_t end = job->start_time + static_cast<time_t>(d.state.limit * 60 - d.state.used);
+      if (job->end_time > end) job->end_time = std::max(end, now);
+    }
     if (auto begin = early_begin(j, d.state, snap.now); begin && job->details != nullptr) {
       job->details->begin_time = static_cast<time_t>(std::ceil(*begin));
       ++r.restarted_early;
     }
-    if (d.comment != j.system_comment) {
-      set_string(&job->system_comment, d.comment);
+    if (comment != j.system_comment) {
+      set_string(&job->system_comment, comment);
       ++r.comments;
     }
+  }
+  for (const EndedJob& e : snap.ended) {
+    job_record_t* job = find_job_record(e.job_id);
+    if (job == nullptr || !IS_JOB_FINISHED(job)) continue;
+    set_string(&job->system_comment, e.comment);
+    ++r.comments;
   }
   if (r.changed()) last_job_update = now;
   return r;

@@ -5,7 +5,9 @@
 #ifndef POLLUX_SCHED_ENACT_H
 #define POLLUX_SCHED_ENACT_H
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/round.h"
@@ -16,6 +18,16 @@ struct EnactReport {
   int held = 0, released = 0, signalled = 0, requeued = 0, comments = 0, restarted_early = 0;
   int skipped = 0;  ///< the job changed since the snapshot (ended, started, requeued by others)
   std::vector<std::string> errors;
+  /// Sizes Slurm refused right after they were set (job_limits_check()):
+  /// "JobId=N: ..." with the size and Slurm's reason; each such job is held
+  /// again without GPUs (SystemComment why=refused) instead of waiting for
+  /// a start that cannot come.
+  struct Refusal {
+    std::uint32_t job = 0;
+    std::string reason;   ///< Slurm's, as squeue names it
+    std::string message;  ///< for the log
+  };
+  std::vector<Refusal> refusals;
   bool changed() const noexcept {
     return held + released + signalled + requeued + comments + restarted_early > 0;
   }

@@ -4,7 +4,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <condition_variable>
 #include <csignal>
 #include <ctime>
@@ -86,7 +88,10 @@ class RoundThread {
       bool reload = false;
       {
         std::unique_lock<std::mutex> g(mu_);
-        const Clock::time_point wake = in_flight_ ? std::min(next_round, Clock::now() + kTick) : next_round;
+        // Every second: a transition round while a job is in flight, an
+        // arrivals round when Slurm's jobs changed (a submission, a release,
+        // a job's end).
+        const Clock::time_point wake = std::min(next_round, Clock::now() + kTick);
         cv_.wait_until(g, wake, [this] { return stop_ || reconfig_; });
         if (stop_) return;
         reload = reconfig_;
@@ -107,6 +112,8 @@ class RoundThread {
                     ms_since(last_start) / 1000, params_.interval);
             next_round = Clock::now();
           }
+        } else if (jobs_changed()) {
+          round(false, true);
         } else if (in_flight_) {
           round(false);
         }
@@ -197,12 +204,28 @@ class RoundThread {
       info("sched/pollux: created the spool %s (mode 1777)", params_.spool_dir.c_str());
   }
 
-  void round(bool full) {
+  // Slurm's jobs changed since the last round looked (last_job_update,
+  // which slurmctld bumps on every submission, update and end).
+  bool jobs_changed() {
+    time_t t;
+    {
+      const SlurmctldLock lock(slurmctld_locks(NO_LOCK, READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK));
+      t = last_job_update;
+    }
+    return t != seen_job_update_;
+  }
+
+  // full: the periodic round (the policy sizes every job); arrivals: the
+  // prompt one (the policy sizes only jobs without GPUs, plan_round); else
+  // a transition round (no policy: checkpoints acknowledged, jobs started).
+  void round(bool full, bool arrivals = false) {
     const Clock::time_point t0 = Clock::now();
     Snapshot snap;
     {
-      const SlurmctldLock lock(slurmctld_locks(NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK));
+      // The job write lock: Slurm's dependency test updates the job (snapshot.h).
+      const SlurmctldLock lock(slurmctld_locks(READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, READ_LOCK));
       snap = take_snapshot(static_cast<double>(std::time(nullptr)));
+      seen_job_update_ = last_job_update;
     }
     const double read_ms = ms_since(t0);
     const std::vector<JobInput> inputs = hints_.read(snap, params_.spool_dir);
@@ -214,7 +237,8 @@ class RoundThread {
         debug("sched/pollux: removed %d hint file(s) of ended jobs from %s", sweep.removed, params_.spool_dir.c_str());
     }
     const Clock::time_point t1 = Clock::now();
-    const RoundResult result = plan_round(snap, inputs, params_, full ? policy_.get() : nullptr);
+    const RoundResult result =
+        plan_round(snap, inputs, params_, full || arrivals ? policy_.get() : nullptr, arrivals && !full);
     const double plan_ms = ms_since(t1);
     if (!result.error.empty()) error("sched/pollux: %s: no size changes this round", result.error.c_str());
 
@@ -229,6 +253,7 @@ class RoundThread {
       write_ms = ms_since(t2);
     }
     for (const std::string& e : report.errors) error("sched/pollux: %s", e.c_str());
+    log_refusals(snap, report);
     for (const JobDecision& d : result.decisions) {
       if (d.action == Action::kNone) continue;
       info("sched/pollux: JobId=%u: %s %s why=%s (%s)", snap.jobs[d.job].job_id, action_name(d.action),
@@ -256,10 +281,29 @@ class RoundThread {
             "read %.3f ms, write %.3f ms; policy %.1f ms (%lld evaluations); total %.1f ms",
             snap.jobs.size(), snap.nodes.size(), result.reserved_gpus, read_ms, write_ms, plan_ms,
             static_cast<long long>(result.report.evaluations), ms_since(t0));
+    else if (arrivals)
+      debug("sched/pollux: arrivals round: %zu elastic jobs; lock hold: read %.3f ms, write %.3f ms; policy %.1f ms",
+            snap.jobs.size(), read_ms, write_ms, plan_ms);
     else
       debug2("sched/pollux: transition round: lock hold: read %.3f ms, write %.3f ms", read_ms, write_ms);
   }
 
+  // Each job's refusal by Slurm is logged once per reason, not every round
+  // the policy tries it again.
+  void log_refusals(const Snapshot& snap, const EnactReport& report) {
+    for (const EnactReport::Refusal& f : report.refusals) {
+      std::string& last = refused_[f.job];
+      if (last != f.reason) error("sched/pollux: %s", f.message.c_str());
+      last = f.reason;
+    }
+    for (auto it = refused_.begin(); it != refused_.end();) {
+      const bool known = std::any_of(snap.jobs.begin(), snap.jobs.end(),
+                                     [&](const ElasticJobSnapshot& j) { return j.job_id == it->first; });
+      it = known ? std::next(it) : refused_.erase(it);
+    }
+  }
+
+  std::map<std::uint32_t, std::string> refused_;  // job -> the reason last logged
   static constexpr Clock::duration kTick = std::chrono::seconds(1);
   // Hints of ended jobs are removed once they are this old, checked as often.
   static constexpr double kSweepEvery = 3600;
@@ -269,6 +313,7 @@ class RoundThread {
   bool stop_ = false;
   bool reconfig_ = true;  // the first thing the thread does: read the parameters
   bool in_flight_ = false;
+  time_t seen_job_update_ = 0;
   double next_sweep_ = 0;
   bool loaded_ = false;
   Params params_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/job_record.h"
+#include "common/job_runnable.h"
 
 namespace pollux::sched {
 namespace {
@@ -47,18 +48,42 @@ std::optional<RigidRequest> rigid_request(const job_record_t* job, double now) {
   return r;
 }
 
+// How the job ended, for its SystemComment's why=.
+const char* end_reason(const job_record_t* job) {
+  switch (job->job_state & JOB_STATE_BASE) {
+    case JOB_COMPLETE: return "completed";
+    case JOB_CANCELLED: return "cancelled";
+    case JOB_TIMEOUT: return "timeout";
+    case JOB_NODE_FAIL: return "node-fail";
+    case JOB_PREEMPTED: return "preempted";
+    case JOB_DEADLINE: return "deadline";
+    case JOB_OOM: return "out-of-memory";
+    default: return "failed";
+  }
+}
+
+std::string ended_comment(const job_record_t* job, JobState state) {
+  state.phase = Phase::kEnded;
+  state.alloc = {};
+  state.why = end_reason(job);
+  if (job->end_time > 0) state.since = static_cast<double>(job->end_time);
+  return format_comment(JobView{}, state);
+}
+
 }  // namespace
 
 Snapshot take_snapshot(double now) {
   Snapshot snap;
   snap.now = now;
   std::vector<int> index(static_cast<std::size_t>(std::max(node_record_count, 0)), -1);
+  std::vector<std::size_t> node_of;  // snapshot node -> Slurm's node index
   node_record_t* node = nullptr;
   for (int i = 0; (node = next_node(&i)) != nullptr; ++i) {
     const int gpus = node_gpus(node);
     if (gpus <= 0 || node->index >= index.size()) continue;
     index[node->index] = static_cast<int>(snap.nodes.size());
     snap.nodes.push_back({node->name, gpus, 0, usable(node)});
+    node_of.push_back(node->index);
   }
   auto placement_of = [&](const job_record_t* job) {
     Placement p;
@@ -85,7 +110,7 @@ Snapshot take_snapshot(double now) {
       e.restarts = job->restart_cnt;
       e.running = running;
       e.held_by_pollux = held_by_pollux(job);
-      e.held_by_other = pending && job->priority == 0 && !e.held_by_pollux;
+      e.held_by_other = job->priority == 0 && !e.held_by_pollux;  // running too: held while it runs
       e.range = state ? state->range : *classify(shape_of(job));
       if (running) e.current = placement_of(job);
       if (state) e.decided = to_placement(state->alloc, snap.nodes);
@@ -93,10 +118,30 @@ Snapshot take_snapshot(double now) {
       e.system_comment = job->system_comment != nullptr ? job->system_comment : "";
       e.begin_time = job->details != nullptr ? static_cast<double>(job->details->begin_time) : 0.0;
       e.completing = IS_JOB_COMPLETING(job);
+      if (pending && !e.held_by_other) e.blocker = start_blocker(job);
+      // Slurm's main loop found the size sched/pollux set impossible
+      // (Reason=BadConstraints): no GPUs until the next periodic round
+      // decides again, rather than a release every second.
+      if (pending && state && job->state_reason == FAIL_BAD_CONSTRAINTS && e.blocker.empty()) e.blocker = "refused";
+      e.max_nodes_limit = partition_max_nodes(job);
+      // A year or more is Slurm's stand-in for no limit (elastic jobs get one
+      // from their resizes), not a limit.
+      if (job->time_limit != INFINITE && job->time_limit != NO_VAL && job->time_limit < YEAR_MINUTES)
+        e.time_limit = job->time_limit;
+      e.end_time = static_cast<double>(job->end_time);
+      const std::vector<bool> usable = usable_nodes(job);
+      e.allowed.assign(snap.nodes.size(), false);
+      for (std::size_t n = 0; n < snap.nodes.size(); ++n)
+        e.allowed[n] = node_of[n] < usable.size() && usable[node_of[n]];
+      if (std::find(e.allowed.begin(), e.allowed.end(), false) == e.allowed.end()) e.allowed.clear();
+      if (pending && job->state_reason == WAIT_HELD && job->state_desc != nullptr) e.hold_text = job->state_desc;
       snap.jobs.push_back(std::move(e));
       continue;  // GPUs of a requeued elastic job still completing are about to be free
     }
-    if (state && IS_JOB_FINISHED(job)) continue;  // an elastic job that ended: likewise
+    if (state && IS_JOB_FINISHED(job)) {  // an elastic job that ended: likewise
+      if (state->phase != Phase::kEnded) snap.ended.push_back({job->job_id, ended_comment(job, *state)});
+      continue;
+    }
     if (IS_JOB_RUNNING(job) || IS_JOB_SUSPENDED(job) || IS_JOB_COMPLETING(job)) {
       for_each_gpu_share(job, [&](int n, int gpus) {
         if (n >= 0 && static_cast<std::size_t>(n) < index.size() && index[n] >= 0)

@@ -70,7 +70,9 @@ INSTANTIATE_TEST_SUITE_P(
         RigidCase{"typed", [](JobShape& s) { s.tres_per_node = "gres:gpu:a100:4"; }, "gpus-per-node"},
         RigidCase{"other gres too", [](JobShape& s) { s.tres_per_node = "gres:gpu:4,gres:nic:1"; }, "gpus-per-node"},
         RigidCase{"zero GPUs", [](JobShape& s) { s.tres_per_node = "gres:gpu:0"; }, "gpus-per-node"},
-        RigidCase{"not gpu", [](JobShape& s) { s.tres_per_node = "gres:mps:100"; }, "gpus-per-node"}),
+        RigidCase{"not gpu", [](JobShape& s) { s.tres_per_node = "gres:mps:100"; }, "gpus-per-node"},
+        RigidCase{"--nodelist", [](JobShape& s) { s.node_list = true; }, "--nodelist"},
+        RigidCase{"--exclusive", [](JobShape& s) { s.exclusive = true; }, "--exclusive"}),
     [](const auto& info) {
       std::string n = info.param.name;
       for (char& c : n) if (!isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -98,6 +100,26 @@ TEST(Elastic, AllowedSizes) {
 TEST(Elastic, GpusPerNodeTres) {
   EXPECT_EQ(gpus_per_node_tres(3), "gres:gpu:3");
   EXPECT_EQ(untyped_gpus_per_node(gpus_per_node_tres(3)), 3);
+}
+
+}  // namespace
+}  // namespace pollux::sched
+
+namespace pollux::sched {
+namespace {
+
+TEST(Elastic, AnAdministratorsSizeUpdateBecomesTheRange) {
+  const ElasticRange now{1, 4, 4};
+  EXPECT_EQ(updated_range(now, 2, 3, ""), (ElasticRange{2, 3, 4}));
+  EXPECT_EQ(updated_range(now, 3, 3, ""), (ElasticRange{3, 3, 4}));   // NumNodes=3: fixed at 3 nodes
+  EXPECT_EQ(updated_range(now, 6, 0, ""), (ElasticRange{6, 6, 4}));   // a MIN above MAX raises MAX
+  EXPECT_EQ(updated_range(now, 0, 2, "gres:gpu:2"), (ElasticRange{1, 2, 2}));
+  EXPECT_EQ(updated_range(now, 0, 0, ""), now);
+  std::string why;
+  EXPECT_FALSE(updated_range(now, 3, 2, "", &why));
+  EXPECT_NE(why.find("reversed"), std::string::npos);
+  EXPECT_FALSE(updated_range(now, 0, 0, "gres:gpu:a100:2", &why));
+  EXPECT_NE(why.find("untyped"), std::string::npos);
 }
 
 }  // namespace

@@ -51,10 +51,10 @@ TEST(JobComment, WithoutAModelSaysSo) {
 }
 
 TEST(JobComment, EveryPhaseRoundTrips) {
-  for (Phase ph : {Phase::kHeld, Phase::kStarting, Phase::kRunning, Phase::kCheckpointing}) {
+  for (Phase ph : {Phase::kHeld, Phase::kStarting, Phase::kRunning, Phase::kCheckpointing, Phase::kEnded}) {
     JobState s = running_state();
     s.phase = ph;
-    if (ph == Phase::kHeld) s.alloc = {};
+    if (ph == Phase::kHeld || ph == Phase::kEnded) s.alloc = {};
     const auto back = parse_comment(format_comment(model_view(), s));
     ASSERT_TRUE(back) << phase_name(ph);
     EXPECT_EQ(back->phase, ph);

@@ -198,6 +198,17 @@ TEST_F(Checkpointing, WaitsForTheAgent) {
   EXPECT_EQ(f.policy.seen_current[0], on({{2, 4}, {3, 4}}));
 }
 
+TEST_F(Checkpointing, ARequeueAddsTheRunToTheTimeUsed) {
+  f.snap.jobs[0].state->limit = 60;  // minutes over the job's whole life
+  f.snap.jobs[0].state->used = 600;
+  f.inputs[0].checkpoint_ack = kNow - 5;
+  const JobDecision d = f.run().decisions[0];
+  EXPECT_EQ(d.action, Action::kRequeue);
+  EXPECT_EQ(d.state.limit, 60);
+  EXPECT_EQ(d.state.used, 650);  // this run started 50 s ago
+  EXPECT_EQ(next_run_limit(d.state), 50);  // ceil((3600 - 650) / 60)
+}
+
 TEST_F(Checkpointing, AnOldAcknowledgementDoesNotCount) {
   f.inputs[0].checkpoint_ack = kNow - 11;
   EXPECT_EQ(f.run().decisions[0].action, Action::kNone);
@@ -269,10 +280,207 @@ TEST(Round, JobsHeldByOthersAreNeitherScheduledNorTouched) {
   f.add(pending_job(8));
   f.policy.answer = {on({{0, 4}})};
   const RoundResult r = f.run();
-  ASSERT_EQ(r.decisions.size(), 1u);
+  ASSERT_EQ(r.decisions.size(), 2u);
   EXPECT_EQ(r.decisions[0].job, 1u);
   ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
   EXPECT_EQ(f.policy.seen_jobs[0].id, 8u);
+  // The held job is not touched in Slurm; its comment says it has no GPUs.
+  EXPECT_EQ(r.decisions[1].job, 0u);
+  EXPECT_EQ(r.decisions[1].action, Action::kNone);
+  EXPECT_EQ(r.decisions[1].state.phase, Phase::kHeld);
+  EXPECT_TRUE(r.decisions[1].state.alloc.empty());
+  EXPECT_EQ(r.decisions[1].state.why, "held");
+}
+
+TEST(Round, AJobHeldByItsUserAfterARequeueGivesBackWhatItWasPromised) {
+  Fixture f;
+  // Released at 2x4 (its requeue for a resize); the user held it meanwhile.
+  ElasticJobSnapshot j = starting_job(7, on({{0, 4}, {1, 4}}), f.snap.nodes);
+  j.held_by_other = true;
+  j.restarts = 1;
+  f.add(j);
+  f.add(pending_job(8));
+  f.policy.answer = {on({{0, 4}, {1, 4}, {2, 4}, {3, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_TRUE(f.policy.seen_current[0].empty());
+  for (const NodeInfo& n : f.policy.seen_nodes) EXPECT_EQ(n.gpus, 4);  // nothing kept for job 7
+  ASSERT_EQ(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[0].action, Action::kRelease);
+  EXPECT_EQ(r.decisions[1].action, Action::kNone);
+  EXPECT_EQ(r.decisions[1].state.phase, Phase::kHeld);
+  EXPECT_TRUE(r.decisions[1].state.alloc.empty());
+}
+
+TEST(Round, AJobHeldWhileItRunsKeepsItsSizeAndItsCheckpointIsCalledOff) {
+  Fixture f;
+  ElasticJobSnapshot j = running_job(7, on({{0, 4}}), f.snap.nodes);
+  j.held_by_other = true;
+  j.state = state(Phase::kCheckpointing, Alloc{2, 4, "n1,n2"}, kNow - 5, "grow");
+  f.add(j);
+  f.add(pending_job(8));
+  f.policy.answer = {on({{1, 4}, {2, 4}, {3, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_EQ(f.policy.seen_nodes[0].gpus, 0);  // its GPUs are its own
+  ASSERT_EQ(r.decisions.size(), 2u);
+  const JobDecision& d = r.decisions[1];
+  EXPECT_EQ(d.job, 0u);
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(d.state.phase, Phase::kRunning);
+  EXPECT_EQ(d.state.alloc, (Alloc{1, 4, "n1"}));
+  EXPECT_EQ(d.state.why, "cancel");
+}
+
+TEST(Round, BlockedJobsAreHeldWithTheirReasonAndGetNoGpus) {
+  for (const char* why : {"dependency", "dependency-never", "reservation", "partition", "refused"}) {
+    Fixture f;
+    ElasticJobSnapshot j = starting_job(7, on({{0, 4}}), f.snap.nodes);
+    j.blocker = why;
+    f.add(j);
+    f.policy.answer = {};
+    const RoundResult r = f.run();
+    EXPECT_TRUE(f.policy.seen_jobs.empty());
+    ASSERT_EQ(r.decisions.size(), 1u);
+    EXPECT_EQ(r.decisions[0].action, Action::kHold) << why;
+    EXPECT_EQ(r.decisions[0].state.why, why);
+    EXPECT_EQ(r.decisions[0].hold_reason, hold_reason_for(why));
+    EXPECT_TRUE(r.decisions[0].state.alloc.empty());
+    // Held with that reason already: nothing to do.
+    f.snap.jobs[0].held_by_pollux = true;
+    f.snap.jobs[0].hold_text = hold_reason_for(why);
+    EXPECT_EQ(f.run().decisions[0].action, Action::kNone);
+    // Unblocked and without GPUs: the reason goes back to waiting for GPUs.
+    f.snap.jobs[0].blocker.clear();
+    f.policy.answer = {{}};
+    const RoundResult r2 = f.run();
+    EXPECT_EQ(r2.decisions[0].action, Action::kHold);
+    EXPECT_EQ(r2.decisions[0].hold_reason, "pollux: waiting for GPUs");
+  }
+}
+
+TEST(Round, ThePolicyIsToldWhereAndHowLargeSlurmLetsAJobRun) {
+  Fixture f;
+  ElasticJobSnapshot j = pending_job(7);
+  j.allowed = {false, false, true, true};  // a partition of n3, n4
+  j.max_nodes_limit = 2;                   // its MaxNodes
+  f.add(j);
+  ElasticJobSnapshot k = pending_job(8);
+  k.max_nodes_limit = 8;  // above its own range: no limit to pass on
+  f.add(k);
+  f.policy.answer = {on({{2, 4}}), on({{0, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 2u);
+  EXPECT_EQ(f.policy.seen_jobs[0].allowed_nodes, (std::vector<bool>{false, false, true, true}));
+  EXPECT_EQ(f.policy.seen_jobs[0].max_nodes, 2);
+  EXPECT_TRUE(f.policy.seen_jobs[1].allowed_nodes.empty());
+  EXPECT_EQ(f.policy.seen_jobs[1].max_nodes, 0);
+  // An answer outside them is not used.
+  f.policy.answer = {on({{0, 4}}), {}};
+  EXPECT_NE(f.run().error.find("may not use"), std::string::npos);
+}
+
+TEST(Round, AnArrivalsRoundSizesOnlyJobsWithoutGpusInWhatTheOthersLeave) {
+  Fixture f;
+  f.add(running_job(7, on({{0, 4}, {1, 4}}), f.snap.nodes));
+  f.add(starting_job(8, on({{2, 2}}), f.snap.nodes));
+  ElasticJobSnapshot fresh = pending_job(9);
+  fresh.submit_time = kNow - 1;  // submitted a second ago
+  f.add(fresh);
+  f.policy.answer = {on({{2, 2}, {3, 2}})};
+  const RoundResult r = plan_round(f.snap, f.inputs, f.params, &f.policy, true);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_EQ(f.policy.seen_jobs[0].id, 9u);
+  EXPECT_EQ(f.policy.seen_jobs[0].age, f.params.restart_penalty);  // not 1: Pollux's restart factor is not ~0
+  EXPECT_EQ(f.policy.seen_nodes[0].gpus, 0);
+  EXPECT_EQ(f.policy.seen_nodes[1].gpus, 0);
+  EXPECT_EQ(f.policy.seen_nodes[2].gpus, 2);
+  EXPECT_EQ(f.policy.seen_nodes[3].gpus, 4);
+  ASSERT_EQ(r.decisions.size(), 3u);
+  EXPECT_EQ(r.decisions[0].action, Action::kNone);  // the running job is not resized
+  EXPECT_EQ(r.decisions[1].action, Action::kNone);  // nor the promise changed
+  EXPECT_EQ(r.decisions[2].action, Action::kRelease);
+  EXPECT_EQ(r.decisions[2].state.alloc, (Alloc{2, 2, "n3,n4"}));
+  // Nothing free: the policy is not asked.
+  f.snap.nodes[3].rigid_gpus = 4;
+  f.snap.nodes[2].rigid_gpus = 2;
+  f.policy.seen_jobs.clear();
+  const RoundResult none = plan_round(f.snap, f.inputs, f.params, &f.policy, true);
+  EXPECT_FALSE(none.policy_ran);
+  EXPECT_EQ(none.decisions[2].state.phase, Phase::kHeld);
+}
+
+TEST(Round, AJobsFirstTimeLimitCountsItsWholeLife) {
+  Fixture f;
+  ElasticJobSnapshot j = pending_job(7);
+  j.time_limit = 10;
+  f.add(j);
+  f.policy.answer = {on({{0, 1}})};
+  const JobDecision d = f.run().decisions[0];
+  EXPECT_EQ(d.state.limit, 10);
+  EXPECT_EQ(d.state.used, 0);
+  EXPECT_EQ(next_run_limit(d.state), 10);
+  JobState s;
+  EXPECT_EQ(next_run_limit(s), 0);  // no limit
+  s.limit = 1;
+  s.used = 600;
+  EXPECT_EQ(next_run_limit(s), 1);  // at least a minute
+}
+
+TEST(Round, AJobNearItsTimeLimitIsNotResized) {
+  Fixture f;
+  ElasticJobSnapshot j = running_job(7, on({{0, 1}}), f.snap.nodes);
+  j.state->limit = 2;  // 120 s, 50 of them used by this run
+  f.add(j);
+  f.add(pending_job(8));
+  f.policy.answer = {on({{0, 4}}), on({{1, 4}})};
+  EXPECT_EQ(f.run().decisions[0].action, Action::kSignal);  // 70 s left: may grow
+  f.snap.jobs[0].state->used = 30;  // 40 s left
+  f.policy.answer = {on({{1, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_EQ(f.policy.seen_jobs[0].id, 8u);
+  EXPECT_EQ(f.policy.seen_nodes[0].gpus, 3);
+  ASSERT_EQ(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[1].job, 0u);
+  EXPECT_EQ(r.decisions[1].action, Action::kNone);
+  EXPECT_EQ(r.decisions[1].state.phase, Phase::kRunning);
+}
+
+TEST(Round, BackfillSeesARunningJobWithoutATimeLimitEndWhenItWouldMakeRoom) {
+  Fixture f;
+  ElasticJobSnapshot j = running_job(7, on({{0, 4}}), f.snap.nodes);
+  j.end_time = kNow + 365 * 86400.0;  // Slurm's for a job without a time limit
+  f.add(j);
+  f.policy.answer = {on({{0, 4}})};
+  const double end = kNow + f.params.interval + f.params.checkpoint_timeout + 60;
+  EXPECT_EQ(expected_end(kNow, f.params), end);
+  EXPECT_EQ(f.run().decisions[0].expected_end, end);
+  f.snap.jobs[0].end_time = end - f.params.interval + 5;  // set a round ago: left
+  EXPECT_EQ(f.run().decisions[0].expected_end, 0);
+  f.snap.jobs[0].end_time = end - f.params.interval - 5;  // older: moved on
+  EXPECT_EQ(f.run().decisions[0].expected_end, end);
+  f.snap.jobs[0].time_limit = 60;  // a time limit: Slurm's end is the real one
+  EXPECT_EQ(f.run().decisions[0].expected_end, 0);
+}
+
+TEST(Round, ABeginTimeInTheFutureBlocksUnlessARequeueSetIt) {
+  ElasticJobSnapshot j = pending_job(7);
+  j.begin_time = kNow + 60;
+  EXPECT_EQ(cannot_start(j, kNow), "begin");
+  EXPECT_EQ(cannot_start(j, kNow + 60), "");
+  j.restarts = 1;  // requeued by sched/pollux 5 s ago: Slurm's credential window
+  j.state = state(Phase::kStarting, Alloc{1, 4, "n1"}, kNow - 5);
+  EXPECT_EQ(cannot_start(j, kNow), "");
+  j.begin_time = kNow + 3600;  // set later, by someone else
+  EXPECT_EQ(cannot_start(j, kNow), "begin");
+  j.running = true;
+  EXPECT_EQ(cannot_start(j, kNow), "");
 }
 
 TEST(Round, ThePolicySharesOnlyWhatRigidJobsLeave) {

@@ -97,6 +97,29 @@ TEST(ClusterSim, EveryJobCompletesAndTheSummaryAddsUp) {
   EXPECT_LE(r.times.back() - o.interval, last);
 }
 
+TEST(ClusterSim, ArrivalsRoundsStartJobsBetweenFullRounds) {
+  SimOptions o;
+  o.policy = "pollux";
+  o.nodes = 2;
+  FifoPolicy plain, eager;
+  const RunResult a = simulate(small_workload(), catalog(), o, plain);
+  o.arrivals_tick = 10;
+  const RunResult b = simulate(small_workload(), catalog(), o, eager);
+  EXPECT_EQ(a.arrival_rounds, 0);
+  EXPECT_GT(b.arrival_rounds, 0);
+  EXPECT_GE(eager.rounds, b.rounds + b.arrival_rounds);  // each ran the policy once
+  // Job 0, submitted at t=0, starts at t=10 instead of t=60 (its JCT
+  // gains less: 10 s steps also change how its progress adds up).
+  EXPECT_GT(a.jobs[0].jct - b.jobs[0].jct, 20);
+  EXPECT_LT(b.avg_jct, a.avg_jct);
+  for (const JobOutcome& j : b.jobs) EXPECT_EQ(j.restarts, 0);  // nothing running is moved
+  o.arrivals_tick = 7;  // must divide the interval
+  EXPECT_THROW(simulate(small_workload(), catalog(), o), std::runtime_error);
+  o.arrivals_tick = 10;
+  o.policy = "tiresias";
+  EXPECT_THROW(simulate(small_workload(), catalog(), o), std::runtime_error);
+}
+
 TEST(ClusterSim, SameInputsSameResults) {
   SimOptions o;
   o.policy = "tiresias";

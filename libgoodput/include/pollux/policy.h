@@ -53,6 +53,14 @@ struct JobInfo {
   /// with R replicas, and the exact number of iterations left.
   std::function<double(int replicas)> iteration_time;
   double remaining_iterations = 0;
+  /// Where the job may run (a scheduler's partitions, excluded nodes...):
+  /// allowed_nodes[n] for node n; empty = every node. Pollux never places
+  /// the job elsewhere (a current placement elsewhere is not kept); the
+  /// baselines ignore it.
+  std::vector<bool> allowed_nodes;
+  /// The most nodes the job may span (e.g. its partition's limit), below
+  /// PolicyOptions::max_nodes_per_job; 0 = only that option's limit.
+  int max_nodes = 0;
 };
 
 enum class SearchKind {

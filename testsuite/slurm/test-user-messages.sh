@@ -1,0 +1,37 @@
+#!/bin/bash
+# Users are told (issue 13, situations 5 and 10): sbatch prints whether
+# job_submit/pollux made the job elastic and, if not, why (Slurm's user
+# message from the job_submit plugin); a job without GPUs or a node range
+# gets no message. --exclusive and --nodelist jobs are rigid: Slurm runs
+# an --exclusive job on a whole node as asked and sched/pollux never
+# touches it (no SystemComment, never requeued).
+source "$(dirname "$0")/lib.sh"
+start_cluster
+message() { sbatch -o /dev/null "$@" 2>&1 >/dev/null | sed -n 's/^sbatch: //p'; }
+expect() {  # expect TEXT sbatch-options...
+  local want=$1 got
+  shift
+  got=$(message "$@")
+  [[ $got == *"$want"* ]] || fail "sbatch $*: said '$got', expected '$want'"
+  note "sbatch $*: $got"
+}
+job='srun --ntasks=1 sleep 1000'
+expect "elastic job: 1-4 nodes x <= 4 GPUs per node, sized and resized by sched/pollux" \
+  --requeue -N 1-4 --gpus-per-node=4 --wrap "$job"
+expect "rigid job (Slurm sizes it as asked, sched/pollux does not resize it): GPUs requested per job" \
+  --requeue -N 1-2 --gpus=4 --wrap "$job"
+expect "rigid job" --no-requeue -N 1-2 --gpus-per-node=2 --wrap "$job"
+expect "--nodelist fixes its nodes" --requeue -N 1-2 --gpus-per-node=2 -w n1 --wrap "$job"
+[[ -z $(message -N 1 --wrap "$job") ]] || fail "a job without GPUs or node range got a message: $(message -N 1 --wrap "$job")"
+scancel --user=root
+wait_until 30 "the jobs cancelled" bash -c '[[ -z $(squeue -h -t PD,R) ]]'
+
+out=$(sbatch --parsable --requeue --exclusive -N 1-2 --gpus-per-node=1 -o /dev/null --wrap "$job" 2>"$CLUSTER_DIR/excl.err")
+grep -q -- "--exclusive" "$CLUSTER_DIR/excl.err" || fail "sbatch --exclusive said: $(cat "$CLUSTER_DIR/excl.err")"
+wait_until 30 "exclusive job $out running" bash -c "[[ \$(squeue -h -j $out -o %T) == RUNNING ]]"
+rounds() { log_count "sched/pollux: round:"; }
+r0=$(rounds)
+wait_until 30 "two more rounds" bash -c "(( \$(grep -c 'sched/pollux: round:' $CLUSTER_DIR/log/slurmctld.log) >= $r0 + 2 ))"
+[[ -z $(system_comment "$out") && $(restarts "$out") == 0 && $(job_state "$out") == RUNNING ]] ||
+  fail "sched/pollux touched the --exclusive job $out: $(job_state "$out"), $(system_comment "$out")"
+note "ok"
