@@ -59,7 +59,7 @@ std::vector<bool> usable_nodes(job_record_t* job) {
     for (std::size_t i = 0; i < count; ++i)
       if (bit_test(part->node_bitmap, static_cast<bitoff_t>(i))) usable[i] = true;
   });
-  const job_details* d = job->details;
+  const auto* d = job->details;
   if (d == nullptr) return usable;
   if (d->exc_node_bitmap != nullptr)
     for (std::size_t i = 0; i < count; ++i)
