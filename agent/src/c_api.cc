@@ -193,6 +193,18 @@ pollux_agent* pollux_agent_create_external(const pollux_agent_options* o, const 
   return handle;
 }
 
+pollux_agent* pollux_agent_create_with_communicator(const pollux_agent_options* o, const pollux_communicator* comm) {
+  pollux_agent* handle = nullptr;
+  c_call([&] {
+    if (o == nullptr || comm == nullptr) throw std::invalid_argument("null options or communicator");
+    handle = new pollux_agent{std::make_unique<pollux::Agent>(
+        std::make_unique<CallbackCommunicator>(*comm), pollux::make_cpu_backend(), pollux::agent_detail::from_c(*o),
+        pollux::JobEnvironment::from_environment())};
+    return 0;
+  });
+  return handle;
+}
+
 int pollux_agent_micro_step_done(pollux_agent* a) {
   return c_call([&] {
     get(a).micro_step_end();

@@ -92,6 +92,9 @@ enum pollux_two_step { POLLUX_TWO_STEP_OFF = 0, POLLUX_TWO_STEP_KEEP = 1, POLLUX
  * must outlive the agent), or one process with NULL. Collective. NULL on
  * failure. */
 pollux_agent* pollux_agent_create_external(const pollux_agent_options* options, const pollux_communicator* comm);
+/* A buffer-mode CPU agent (the agent all-reduces float32/float64 host
+ * buffers) whose collectives go through `comm`, as above. */
+pollux_agent* pollux_agent_create_with_communicator(const pollux_agent_options* options, const pollux_communicator* comm);
 /* Ends a micro-step's computation (no gradient buffer in this mode). */
 int pollux_agent_micro_step_done(pollux_agent* agent);
 /* Once the framework's all-reduce of the last micro-step is done. Collective. */
