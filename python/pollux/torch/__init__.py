@@ -40,9 +40,25 @@ def init_process_group(backend=None, timeout=1800):
 
 
 def _close():
+    # The agent first (rank 0 writes its last hint), then the groups: gloo
+    # aborts the process when its threads outlive the interpreter.
     s = _session._session
-    if s is not None and s.agent is not None:
+    if s is None:
+        return
+    if s.agent is not None:
         s.agent.close()
+    import datetime
+    import torch.distributed as dist
+    if dist.is_initialized():
+        # Nobody tears its connections down while a peer still talks: that
+        # can abort a rank in gloo's destructors. A peer that died already
+        # only costs the timeout.
+        if s.comm.group is not None:
+            try:
+                dist.monitored_barrier(group=s.comm.group, timeout=datetime.timedelta(seconds=30))
+            except Exception:
+                pass
+        dist.destroy_process_group()
 
 
 def device():
