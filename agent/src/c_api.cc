@@ -310,6 +310,32 @@ int pollux_agent_step_end(pollux_agent* a) {
   });
 }
 
+int pollux_agent_set_batch_config(pollux_agent* a, int atomic, int accum) {
+  return c_call([&] {
+    get(a).set_batch_config(atomic, accum);
+    return 0;
+  });
+}
+
+int pollux_agent_predict_iter_time(const pollux_agent* a, int nodes, int replicas, int atomic, int accum,
+                                   double* seconds) {
+  if (a == nullptr || !a->agent || seconds == nullptr) return 0;
+  const auto p = a->agent->perf_params();
+  if (!p) return 0;
+  *seconds = pollux::predict_iter_time(*p, nodes, replicas, atomic, accum);
+  return 1;
+}
+
+int pollux_agent_profile(const pollux_agent* a, pollux_profile_sample* out, int max) {
+  if (a == nullptr || !a->agent) return 0;
+  const auto samples = a->agent->profile();
+  for (int i = 0; i < max && i < static_cast<int>(samples.size()); ++i) {
+    const auto& s = samples[static_cast<std::size_t>(i)];
+    out[i] = pollux_profile_sample{s.nodes, s.replicas, s.atomic_batch, s.grad_time, s.step_time};
+  }
+  return static_cast<int>(samples.size());
+}
+
 const char* pollux_agent_last_error(void) { return pollux::agent_detail::t_error.c_str(); }
 
 }  // extern "C"

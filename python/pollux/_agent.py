@@ -201,6 +201,26 @@ class Agent:
             return None
         return sqr.value, var.value
 
+    def set_batch_config(self, atomic_batch, accum_steps):
+        """Fixes the configuration from the next step on (between steps, every rank)."""
+        self._call(self._lib.pollux_agent_set_batch_config(self.handle, int(atomic_batch), int(accum_steps)),
+                   "set_batch_config")
+
+    def predict_iter_time(self, nodes, replicas, atomic_batch, accum_steps=0):
+        """Seconds per optimizer step by the fitted model (rank 0), or None before the first fit."""
+        t = ctypes.c_double()
+        ok = self._lib.pollux_agent_predict_iter_time(self.handle, nodes, replicas, atomic_batch, accum_steps,
+                                                       ctypes.byref(t))
+        return t.value if ok == 1 else None
+
+    @property
+    def profile(self):
+        """The profiled configurations: dicts of nodes, replicas, atomic_batch, grad_time, step_time."""
+        n = self._lib.pollux_agent_profile(self.handle, None, 0)
+        buf = (_capi.ProfileSample * max(n, 1))()
+        n = min(n, self._lib.pollux_agent_profile(self.handle, buf, n))
+        return [{k: getattr(buf[i], k) for k, _ in _capi.ProfileSample._fields_} for i in range(n)]
+
     # --- the step protocol ---------------------------------------------------
     def micro_step_begin(self):
         self._call(self._lib.pollux_agent_micro_step_begin(self.handle), "micro_step_begin")

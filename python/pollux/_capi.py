@@ -45,6 +45,11 @@ class Communicator(ctypes.Structure):
                 ("allreduce_sum", ALLREDUCE_FN), ("broadcast", BROADCAST_FN), ("user", ctypes.c_void_p)]
 
 
+class ProfileSample(ctypes.Structure):
+    _fields_ = [("nodes", ctypes.c_int), ("replicas", ctypes.c_int), ("atomic_batch", ctypes.c_double),
+                ("grad_time", ctypes.c_double), ("step_time", ctypes.c_double)]
+
+
 class Norms(ctypes.Structure):
     _fields_ = [("local_sqr", ctypes.c_double), ("local_grads", ctypes.c_int), ("sync_sqr", ctypes.c_double),
                 ("has_prev", ctypes.c_int), ("prev_sqr", ctypes.c_double), ("dot_prev", ctypes.c_double)]
@@ -81,6 +86,10 @@ _SIGNATURES = {
     "synchronized": (ctypes.c_int, [_P, ctypes.POINTER(Norms)]),
     "two_step_phase": (ctypes.c_int, [_P]),
     "step_end": (ctypes.c_int, [_P]),
+    "set_batch_config": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_int]),
+    "predict_iter_time": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                         ctypes.POINTER(ctypes.c_double)]),
+    "profile": (ctypes.c_int, [_P, ctypes.POINTER(ProfileSample), ctypes.c_int]),
     "last_error": (ctypes.c_char_p, []),
 }
 

