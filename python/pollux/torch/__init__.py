@@ -16,7 +16,6 @@ Underneath is libpollux-agent in its framework-neutral mode: one agent,
 one hint format, one model, the same as C and C++ programs use.
 """
 import atexit
-import math
 
 from .._capi import AgentLibraryError, PolluxError
 from . import _session
@@ -130,5 +129,3 @@ def progress_epochs():
     s = _session.get("progress_epochs()")
     return s.agent.progress * s.loader.batch_size / len(s.loader.dataset)
 
-
-del math
