@@ -23,7 +23,8 @@ from .data import ElasticDataLoader
 from .parallel import ElasticDataParallel
 
 __all__ = ["init_process_group", "ElasticDataParallel", "ElasticDataLoader", "remaining_epochs_until", "register",
-           "checkpoint", "device", "rank", "world_size", "agent", "resumed", "PolluxError", "AgentLibraryError"]
+           "checkpoint", "device", "rank", "world_size", "agent", "resumed", "progress_epochs", "PolluxError",
+           "AgentLibraryError"]
 
 
 def init_process_group(backend=None, timeout=1800):
