@@ -56,10 +56,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--epochs", type=float, default=30, help="scale-invariant epochs to train")
     p.add_argument("--batch-size", type=int, default=32, help="M0, the batch size the learning rate is tuned for")
-    p.add_argument("--max-batch-size", type=int, default=256)
+    p.add_argument("--max-batch-size", type=int, default=128)
     p.add_argument("--atomic", type=int, nargs=2, default=(8, 64), metavar=("MIN", "MAX"),
                    help="per-replica micro-batch bounds")
-    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--lr", type=float, default=0.1,
+                   help="for batch_size; the AdaScale gain (up to max/batch size) multiplies it")
     p.add_argument("--momentum", type=float, default=0.0)
     p.add_argument("--lr-rule", choices=("adascale", "sqrt", "linear"), default="adascale")
     p.add_argument("--seed", type=int, default=0)
