@@ -21,6 +21,7 @@
 
 #include "adapter.h"
 #include "agent_state.h"
+#include "external_backend.h"
 #include "log.h"
 #include "pollux/agent_backend.h"
 #include "pollux/atomic_file.h"
@@ -75,7 +76,8 @@ enum Packet {
   kResize,       // ranks that saw the resize signal
   kValid,        // ranks with a valid record of the previous step
   kLocalSqr,     // sum of |local micro-gradient|^2
-  kMicroSteps,   // micro-gradients in the step (R * (s + 1))
+  kMicroSteps,   // micro-steps in the step (R * (s + 1))
+  kLocalGrads,   // local gradients kLocalSqr sums (R * (s + 1), or R in the framework-neutral mode)
   kGradTime,     // sum of micro-step seconds
   kStepTime,     // sum over ranks of the step's seconds
   kCheckpoint,   // rank 0: 1 if a periodic checkpoint is due
@@ -100,6 +102,7 @@ struct Agent::Impl {
 
   std::unique_ptr<Communicator> comm;
   std::unique_ptr<StepBackend> backend;
+  agent_detail::ExternalBackend* external = nullptr;  // the backend, in the framework-neutral mode
   AgentOptions opt;
   JobEnvironment env;
   int rank = 0, replicas = 1, nodes = 1;
@@ -142,6 +145,7 @@ struct Agent::Impl {
         estimator((opt.validate(), opt.limits.init_batch), opt.smoothing),
         store(checkpoint_root(opt, env), env.restart_count),
         resize_signal(opt.resize_signal) {
+    external = dynamic_cast<agent_detail::ExternalBackend*>(backend.get());
     rank = comm->rank();
     replicas = comm->size();
     nodes = comm->nodes();
@@ -509,6 +513,7 @@ struct Agent::Impl {
       packet[kValid] = 1;
       packet[kLocalSqr] = rec.local_sqr_sum;
       packet[kMicroSteps] = rec.micro_steps;
+      packet[kLocalGrads] = rec.local_grads > 0 ? rec.local_grads : rec.micro_steps;
       packet[kGradTime] = rec.grad_time_sum;
       packet[kStepTime] = rec.step_time;
     }
@@ -522,9 +527,8 @@ struct Agent::Impl {
       }
     }
     // What this step is measured under (its record is reduced next step).
-    const bool two_step = replicas == 1 && accum == 0;
-    current_ctx = RecordContext{atomic, accum, steps_since_config >= opt.warmup_steps, two_step};
-    const TwoStep pair = !two_step ? TwoStep::kOff : steps_since_config % 2 == 0 ? TwoStep::kKeep : TwoStep::kCompare;
+    const TwoStep pair = two_step_phase();
+    current_ctx = RecordContext{atomic, accum, steps_since_config >= opt.warmup_steps, pair != TwoStep::kOff};
     comm->start_allreduce(packet, kPacketSize);
     try {
       backend->synchronize(grad, replicas * (accum + 1), pair, *comm);
@@ -538,6 +542,14 @@ struct Agent::Impl {
     synced = true;
   }
 
+  // One replica measures the noise with pairs of steps when it has no two
+  // gradients of one step: without accumulation, or in the framework-neutral
+  // mode (which reports the accumulated gradient).
+  TwoStep two_step_phase() const {
+    if (replicas != 1 || (accum != 0 && external == nullptr)) return TwoStep::kOff;
+    return steps_since_config % 2 == 0 ? TwoStep::kKeep : TwoStep::kCompare;
+  }
+
   // Applies the reduced packet: statistics and profile of the previous step,
   // the resize flag, the new configuration.
   void absorb(const StepRecord& rec) {
@@ -548,13 +560,16 @@ struct Agent::Impl {
     if (packet[kValid] != replicas || !rec.valid) return;
     const RecordContext& c = record_ctx;
     const double n = packet[kMicroSteps];
+    const double step_batch = static_cast<double>(replicas) * c.atomic * (c.accum + 1);
     if (c.two_step) {
       if (rec.has_prev) {
         const double mean_sqr = 0.25 * (rec.prev_sqr + rec.sync_sqr + 2 * rec.dot_prev);
-        estimator.update_two_step(rec.prev_sqr, rec.sync_sqr, mean_sqr, c.atomic);
+        estimator.update_two_step(rec.prev_sqr, rec.sync_sqr, mean_sqr, step_batch);
       }
     } else {
-      estimator.update(packet[kLocalSqr] / n, rec.sync_sqr, static_cast<int>(n), c.atomic);
+      // Each local gradient is the mean over step_batch / grads examples.
+      const double grads = packet[kLocalGrads];
+      estimator.update(packet[kLocalSqr] / grads, rec.sync_sqr, static_cast<int>(grads), step_batch / grads);
     }
     if (c.profiled) {
       const bool matured = profile.add(nodes, replicas, c.atomic, packet[kGradTime] / n, packet[kStepTime] / replicas,
@@ -668,13 +683,50 @@ void Agent::micro_step_begin() {
 
 void Agent::micro_step_end(const GradientBuffer& grad) {
   if (!impl_->in_micro) throw std::logic_error("micro_step_end() without micro_step_begin()");
+  if (impl_->external != nullptr && grad.count > 0)
+    throw std::logic_error("micro_step_end(buffer) on a framework-neutral agent: call micro_step_end() without one");
   impl_->in_micro = false;
   ++impl_->micro_done;
   impl_->backend->micro_end(grad, impl_->micro_done <= impl_->accum);
 }
 
-void Agent::synchronize(GradientBuffer& grad) { impl_->synchronize(grad); }
+void Agent::synchronize(GradientBuffer& grad) {
+  if (impl_->external != nullptr)
+    throw std::logic_error("synchronize(buffer) on a framework-neutral agent: report the norms with synchronized()");
+  impl_->synchronize(grad);
+}
+
+void Agent::micro_step_end() {
+  if (impl_->external == nullptr)
+    throw std::logic_error("micro_step_end() without a gradient on a buffer agent (see make_external_agent())");
+  micro_step_end(GradientBuffer{});
+}
+
+void Agent::synchronized(const GradientNorms& n) {
+  Impl& d = *impl_;
+  if (d.external == nullptr)
+    throw std::logic_error("synchronized() on a buffer agent: it all-reduces the gradient in synchronize()");
+  const auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
+  if (bad(n.local_sqr) || bad(n.sync_sqr) || (n.has_prev && (bad(n.prev_sqr) || !std::isfinite(n.dot_prev))))
+    throw std::invalid_argument("synchronized(): squared norms must be finite and non-negative (local " +
+                                std::to_string(n.local_sqr) + ", averaged " + std::to_string(n.sync_sqr) + ")");
+  if (n.local_grads != 1 && n.local_grads != d.accum + 1)
+    throw std::invalid_argument("synchronized(): local_grads " + std::to_string(n.local_grads) + " is neither 1 nor " +
+                                std::to_string(d.accum + 1) + " (accum_steps() + 1)");
+  d.external->stage(n);
+  GradientBuffer none;
+  d.synchronize(none);
+}
+
+TwoStep Agent::two_step_phase() const noexcept { return impl_->two_step_phase(); }
+bool Agent::external() const noexcept { return impl_->external != nullptr; }
 StepAction Agent::step_end() { return impl_->step_end(); }
+
+std::unique_ptr<Agent> make_external_agent(std::unique_ptr<Communicator> comm, AgentOptions options) {
+  if (!comm) comm = make_local_communicator();
+  return std::make_unique<Agent>(std::move(comm), agent_detail::make_external_backend(), std::move(options),
+                                 JobEnvironment::from_environment());
+}
 
 std::unique_ptr<Agent> make_local_agent(AgentOptions options) {
   return std::make_unique<Agent>(make_local_communicator(), make_cpu_backend(), std::move(options),

@@ -8,6 +8,7 @@
 #endif
 
 #include <stdexcept>
+#include <vector>
 
 using pollux::agent_detail::c_call;
 using pollux::agent_detail::set_c_error;
@@ -90,6 +91,49 @@ pollux::CheckpointFn c_callback(pollux_checkpoint_fn fn, void* user, const char*
   };
 }
 
+// The agent's collectives through the application's callbacks (the
+// framework-neutral mode). Synchronous: start_allreduce() completes at once.
+class CallbackCommunicator final : public pollux::Communicator {
+ public:
+  explicit CallbackCommunicator(const pollux_communicator& c) : c_(c) {
+    if (c_.allreduce_sum == nullptr || c_.broadcast == nullptr)
+      throw std::invalid_argument("communicator: allreduce_sum and broadcast callbacks are required");
+    if (c_.size < 1 || c_.rank < 0 || c_.rank >= c_.size || c_.nodes < 1 || c_.nodes > c_.size)
+      throw std::invalid_argument("communicator: rank " + std::to_string(c_.rank) + ", size " +
+                                  std::to_string(c_.size) + ", nodes " + std::to_string(c_.nodes) + " are inconsistent");
+  }
+  int rank() const override { return c_.rank; }
+  int size() const override { return c_.size; }
+  int nodes() const override { return c_.nodes; }
+  void start_allreduce(double* values, int n) override { sum(values, n); }
+  void wait_allreduce() override {}
+  void allreduce_sum(void* data, std::size_t count, pollux::DType dtype) override {
+    if (dtype == pollux::DType::kFloat64) return sum(static_cast<double*>(data), static_cast<int>(count));
+    if (dtype != pollux::DType::kFloat32) throw std::invalid_argument("communicator: float32/float64 sums only");
+    float* f = static_cast<float*>(data);
+    std::vector<double> d(f, f + count);
+    sum(d.data(), static_cast<int>(count));
+    for (std::size_t i = 0; i < count; ++i) f[i] = static_cast<float>(d[i]);
+  }
+  void broadcast(std::string& data, int root) override {
+    double len = c_.rank == root ? static_cast<double>(data.size()) : 0.0;
+    sum(&len, 1);
+    data.resize(static_cast<std::size_t>(len));
+    if (!data.empty() && c_.broadcast(data.data(), data.size(), root, c_.user) != 0)
+      throw std::runtime_error("communicator: the broadcast callback failed");
+  }
+  void barrier() override {
+    double one = 1;
+    sum(&one, 1);
+  }
+
+ private:
+  void sum(double* values, int n) {
+    if (c_.allreduce_sum(values, n, c_.user) != 0) throw std::runtime_error("communicator: the all-reduce callback failed");
+  }
+  pollux_communicator c_;
+};
+
 }  // namespace
 
 extern "C" {
@@ -136,6 +180,62 @@ pollux_agent* pollux_agent_create(const pollux_agent_options* o, int mpi_comm_f)
 }
 
 void pollux_agent_destroy(pollux_agent* a) { delete a; }
+
+pollux_agent* pollux_agent_create_external(const pollux_agent_options* o, const pollux_communicator* comm) {
+  pollux_agent* handle = nullptr;
+  c_call([&] {
+    if (o == nullptr) throw std::invalid_argument("null options");
+    std::unique_ptr<pollux::Communicator> c;
+    if (comm != nullptr) c = std::make_unique<CallbackCommunicator>(*comm);
+    handle = new pollux_agent{pollux::make_external_agent(std::move(c), pollux::agent_detail::from_c(*o))};
+    return 0;
+  });
+  return handle;
+}
+
+pollux_agent* pollux_agent_create_with_communicator(const pollux_agent_options* o, const pollux_communicator* comm) {
+  pollux_agent* handle = nullptr;
+  c_call([&] {
+    if (o == nullptr || comm == nullptr) throw std::invalid_argument("null options or communicator");
+    handle = new pollux_agent{std::make_unique<pollux::Agent>(
+        std::make_unique<CallbackCommunicator>(*comm), pollux::make_cpu_backend(), pollux::agent_detail::from_c(*o),
+        pollux::JobEnvironment::from_environment())};
+    return 0;
+  });
+  return handle;
+}
+
+int pollux_agent_micro_step_done(pollux_agent* a) {
+  return c_call([&] {
+    get(a).micro_step_end();
+    return 0;
+  });
+}
+
+int pollux_agent_synchronized(pollux_agent* a, const pollux_gradient_norms* n) {
+  return c_call([&] {
+    if (n == nullptr) throw std::invalid_argument("null norms");
+    pollux::GradientNorms g;
+    g.local_sqr = n->local_sqr;
+    g.local_grads = n->local_grads;
+    g.sync_sqr = n->sync_sqr;
+    g.has_prev = n->has_prev != 0;
+    g.prev_sqr = n->prev_sqr;
+    g.dot_prev = n->dot_prev;
+    get(a).synchronized(g);
+    return 0;
+  });
+}
+
+int pollux_agent_two_step_phase(const pollux_agent* a) {
+  if (a == nullptr || !a->agent) return -1;
+  switch (a->agent->two_step_phase()) {
+    case pollux::TwoStep::kKeep: return POLLUX_TWO_STEP_KEEP;
+    case pollux::TwoStep::kCompare: return POLLUX_TWO_STEP_COMPARE;
+    case pollux::TwoStep::kOff: break;
+  }
+  return POLLUX_TWO_STEP_OFF;
+}
 
 void pollux_agent_on_checkpoint(pollux_agent* a, pollux_checkpoint_fn fn, void* user) {
   if (a != nullptr && a->agent) a->agent->on_checkpoint(c_callback(fn, user, "checkpoint"));
@@ -208,6 +308,32 @@ int pollux_agent_step_end(pollux_agent* a) {
   return c_call([&] {
     return get(a).step_end() == pollux::StepAction::kRequeueExit ? POLLUX_REQUEUE_EXIT_NOW : POLLUX_CONTINUE;
   });
+}
+
+int pollux_agent_set_batch_config(pollux_agent* a, int atomic, int accum) {
+  return c_call([&] {
+    get(a).set_batch_config(atomic, accum);
+    return 0;
+  });
+}
+
+int pollux_agent_predict_iter_time(const pollux_agent* a, int nodes, int replicas, int atomic, int accum,
+                                   double* seconds) {
+  if (a == nullptr || !a->agent || seconds == nullptr) return 0;
+  const auto p = a->agent->perf_params();
+  if (!p) return 0;
+  *seconds = pollux::predict_iter_time(*p, nodes, replicas, atomic, accum);
+  return 1;
+}
+
+int pollux_agent_profile(const pollux_agent* a, pollux_profile_sample* out, int max) {
+  if (a == nullptr || !a->agent) return 0;
+  const auto samples = a->agent->profile();
+  for (int i = 0; i < max && i < static_cast<int>(samples.size()); ++i) {
+    const auto& s = samples[static_cast<std::size_t>(i)];
+    out[i] = pollux_profile_sample{s.nodes, s.replicas, s.atomic_batch, s.grad_time, s.step_time};
+  }
+  return static_cast<int>(samples.size());
 }
 
 const char* pollux_agent_last_error(void) { return pollux::agent_detail::t_error.c_str(); }

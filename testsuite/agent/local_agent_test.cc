@@ -16,6 +16,7 @@
 #include "agent_state.h"
 #include "spool_test_util.h"
 #include "pollux/agent.h"
+#include "pollux/agent_backend.h"
 #include "pollux/checkpoint_store.h"
 #include "pollux/hint.h"
 
@@ -157,6 +158,77 @@ void run_steps(Agent& a, App& app, std::vector<float>& grad, int n) {
     plain_step(a, app, grad);
     a.step_end();
   }
+}
+
+TEST(ExternalAgent, KeepsTheModesApartAndRejectsBadNorms) {
+  TempDir dir;
+  auto ext = make_external_agent(nullptr, options(dir));
+  auto buf_agent = make_local_agent(options(dir));
+  std::vector<float> g(10, 1.0f);
+  GradientBuffer buf{g.data(), g.size(), DType::kFloat32};
+  EXPECT_TRUE(ext->external());
+  EXPECT_FALSE(buf_agent->external());
+  buf_agent->micro_step_begin();
+  EXPECT_THROW(buf_agent->micro_step_end(), std::logic_error);
+  buf_agent->micro_step_end(buf);
+  EXPECT_THROW(buf_agent->synchronized(GradientNorms{}), std::logic_error);
+
+  ext->micro_step_begin();
+  EXPECT_THROW(ext->micro_step_end(buf), std::logic_error);
+  ext->micro_step_end();
+  EXPECT_THROW(ext->synchronize(buf), std::logic_error);
+  GradientNorms bad;
+  bad.local_sqr = std::nan("");
+  EXPECT_THROW(ext->synchronized(bad), std::invalid_argument);
+  bad.local_sqr = 1;
+  bad.local_grads = 5;  // neither 1 nor accum_steps() + 1
+  EXPECT_THROW(ext->synchronized(bad), std::invalid_argument);
+  bad.local_grads = 1;
+  ext->synchronized(bad);
+  ext->step_end();
+  EXPECT_EQ(ext->step(), 1);
+  EXPECT_EQ(ext->samples_seen(), ext->total_batch());
+}
+
+// One replica in the framework-neutral mode: the application keeps and
+// compares the averaged gradients of step pairs when two_step_phase() asks,
+// and the estimate matches the known noise as in the buffer mode.
+TEST(ExternalAgent, OneReplicaPairsStepsAsAsked) {
+  TempDir dir;
+  auto a = make_external_agent(nullptr, options(dir));
+  a->set_batch_config(16, 1);
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  const double g = 0.05, sigma2 = 0.5;
+  std::vector<double> grad(2000), kept;
+  double kept_sqr = 0;
+  for (int t = 0; t < 400; ++t) {
+    std::fill(grad.begin(), grad.end(), 0.0);
+    const double scale = std::sqrt(sigma2 / a->atomic_batch());
+    for (int k = 0; k <= a->accum_steps(); ++k) {
+      a->micro_step_begin();
+      for (double& x : grad) x += (g + scale * normal(rng)) / (a->accum_steps() + 1);
+      a->micro_step_end();
+    }
+    GradientNorms n;
+    for (double x : grad) n.local_sqr += x * x;
+    n.sync_sqr = n.local_sqr;
+    if (a->two_step_phase() == TwoStep::kKeep) {
+      kept = grad;
+      kept_sqr = n.sync_sqr;
+    } else {
+      ASSERT_EQ(a->two_step_phase(), TwoStep::kCompare);
+      n.has_prev = !kept.empty();
+      n.prev_sqr = kept_sqr;
+      for (std::size_t i = 0; i < kept.size(); ++i) n.dot_prev += kept[i] * grad[i];
+    }
+    a->synchronized(n);
+    a->step_end();
+  }
+  const auto est = a->grad_stats();
+  ASSERT_TRUE(est);
+  EXPECT_NEAR(est->sqr / (2000 * g * g), 1.0, 0.1);
+  EXPECT_NEAR(est->var / (2000 * sigma2 / 64), 1.0, 0.1);
 }
 
 TEST(LocalAgent, RestoreResumesTheExactStep) {

@@ -32,7 +32,23 @@
 //       return agent->options().requeue_exit_code;
 //   }
 //
-// Thread safety: an Agent is used by one thread (the training loop). All
+// The framework-neutral mode (make_external_agent()): when a framework
+// all-reduces the gradients itself (PyTorch DDP, Horovod, ...), the
+// application reports per optimizer step what it measured instead of
+// handing over a buffer:
+//
+//   agent->micro_step_begin();
+//   /* forward + backward; the framework's all-reduce runs on the last one */
+//   agent->micro_step_end();              // compute done (e.g. last bucket ready)
+//   agent->synchronized(norms);           // all-reduce done; the norms summed over buckets
+//   /* optimizer step */  agent->step_end();
+//
+// Everything else (the step packet, the estimator, the adaptation, hints,
+// checkpoints, resizes) is the same agent.
+//
+// Thread safety: an Agent is used by one thread at a time (the training
+// loop; a framework's backward thread may call micro_step_end() while the
+// loop waits for it). All
 // methods marked "collective" must be called by every rank in the same
 // order. Errors: methods throw std::runtime_error / std::invalid_argument
 // with a message naming what failed; collective failures are reported on
@@ -68,6 +84,31 @@ struct GradientBuffer {
   void* data = nullptr;
   std::size_t count = 0;  ///< elements
   DType dtype = DType::kFloat32;
+};
+
+/// The one-replica fallback of the gradient-noise estimate pairs steps:
+/// the first of a pair keeps its averaged gradient, the second measures
+/// its inner product with it. Non-overlapping pairs cost one copy and one
+/// dot product per two steps, and give independent samples.
+enum class TwoStep { kOff, kKeep, kCompare };
+
+/// Framework-neutral mode: what one rank measured in one optimizer step,
+/// each squared norm summed over the framework's buckets.
+struct GradientNorms {
+  /// Sum of |g_i|^2 over this rank's local gradients g_i before the
+  /// all-reduce, each the mean over its examples.
+  double local_sqr = 0;
+  /// How many local gradients local_sqr sums: 1 (the rank's whole step,
+  /// atomic_batch() * (accum_steps() + 1) examples, as with DDP's no_sync
+  /// accumulation) or accum_steps() + 1 (one per micro-step).
+  int local_grads = 1;
+  /// |mean gradient over all replicas|^2 after the all-reduce.
+  double sync_sqr = 0;
+  /// Only when two_step_phase() was kCompare: |kept gradient|^2 and
+  /// <kept, current> (the kept one: the averaged gradient of the kKeep step).
+  bool has_prev = false;
+  double prev_sqr = 0;
+  double dot_prev = 0;
 };
 
 /// What the agent does once a resize checkpoint is committed.
@@ -225,6 +266,23 @@ class Agent {
   /// all-reduces across replicas and divides, so that `grad` holds the
   /// mean gradient of the whole batch of total_batch() examples. Collective.
   void synchronize(GradientBuffer& grad);
+  // --- The framework-neutral mode (make_external_agent()) -----------------
+  /// Ends a micro-step's computation (forward + backward, not the
+  /// framework's all-reduce). Throws std::logic_error on a buffer agent.
+  void micro_step_end();
+  /// After the last micro-step, once the framework's all-reduce is done:
+  /// the step's squared norms (see GradientNorms). Collective. Throws
+  /// std::logic_error on a buffer agent, std::invalid_argument on
+  /// non-finite or negative norms or local_grads not 1 or accum_steps()+1.
+  void synchronized(const GradientNorms& norms);
+  /// Whether the next step's averaged gradient is to be kept (kKeep) or
+  /// compared with the kept one (kCompare, report has_prev) for the
+  /// one-replica estimate; kOff with more replicas. Constant from
+  /// step_end() to the next synchronized().
+  TwoStep two_step_phase() const noexcept;
+  /// True for an agent made by make_external_agent().
+  bool external() const noexcept;
+
   /// Ends the optimizer step (call after applying the update). Advances
   /// step/progress, applies a new batch configuration if one was chosen, and
   /// runs the resize protocol when the scheduler asked for it. Collective.
@@ -238,6 +296,12 @@ class Agent {
 
 /// A single-process agent without MPI (one replica, CPU buffers).
 std::unique_ptr<Agent> make_local_agent(AgentOptions options);
+
+/// A framework-neutral agent (see GradientNorms): the framework does the
+/// all-reduce, the application reports the squared norms and the step
+/// boundaries. `comm` carries the agent's own small collectives (null: one
+/// process). Collective.
+std::unique_ptr<Agent> make_external_agent(std::unique_ptr<Communicator> comm, AgentOptions options);
 
 /// The batch configuration the agent starts with on `replicas` replicas,
 /// before it has a model: M0 split over the replicas (accumulating when a

@@ -42,6 +42,7 @@ struct StepRecord {
   bool valid = false;
   int micro_steps = 0;          ///< micro-steps of this rank in the step (s + 1)
   double local_sqr_sum = 0;     ///< sum over micro-steps of |local micro-gradient|^2
+  int local_grads = 0;          ///< local gradients local_sqr_sum sums (0: one per micro-step)
   double sync_sqr = 0;          ///< |averaged gradient|^2 after the all-reduce
   double grad_time_sum = 0;     ///< seconds, sum over micro-steps
   double step_time = 0;         ///< seconds from the last micro-step's begin to the end of the sync
@@ -49,12 +50,6 @@ struct StepRecord {
   double prev_sqr = 0;          ///< |kept previous averaged gradient|^2
   double dot_prev = 0;          ///< <kept previous, current> averaged gradients
 };
-
-/// The one-replica fallback of the gradient-noise estimate pairs steps:
-/// the first of a pair keeps its averaged gradient, the second measures
-/// its inner product with it. Non-overlapping pairs cost one copy and one
-/// dot product per two steps, and give independent samples.
-enum class TwoStep { kOff, kKeep, kCompare };
 
 /// Measures and synchronises one rank's gradients.
 class StepBackend {

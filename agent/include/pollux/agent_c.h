@@ -60,6 +60,48 @@ pollux_agent* pollux_agent_create(const pollux_agent_options* options, int mpi_c
 pollux_agent* pollux_agent_create_cuda(const pollux_agent_options* options, int mpi_comm_f, void* cuda_stream);
 void pollux_agent_destroy(pollux_agent* agent);
 
+/* --- The framework-neutral mode (doc/agent.md) ---------------------------
+ * The framework (e.g. PyTorch DDP) all-reduces the gradients; the agent's
+ * own small collectives go through these callbacks, each called by every
+ * rank in the same order; they return 0 on success. */
+typedef struct pollux_communicator {
+  int rank;
+  int size;
+  int nodes;  /* distinct nodes the ranks run on */
+  /* SUM all-reduce of `count` doubles in place. */
+  int (*allreduce_sum)(double* values, int count, void* user);
+  /* Root's `bytes` bytes at `data` are copied to every rank's `data`. */
+  int (*broadcast)(void* data, size_t bytes, int root, void* user);
+  void* user;
+} pollux_communicator;
+
+/* What one rank measured in one optimizer step (struct GradientNorms in
+ * pollux/agent.h), every squared norm summed over the buckets. */
+typedef struct pollux_gradient_norms {
+  double local_sqr;  /* sum of |local gradient|^2 before the all-reduce */
+  int local_grads;   /* local gradients in local_sqr: 1, or accum_steps + 1 (one per micro-step) */
+  double sync_sqr;   /* |averaged gradient|^2 after it */
+  int has_prev;      /* two-step phase "compare" only: */
+  double prev_sqr;   /*   |kept gradient|^2 */
+  double dot_prev;   /*   <kept, current> */
+} pollux_gradient_norms;
+
+enum pollux_two_step { POLLUX_TWO_STEP_OFF = 0, POLLUX_TWO_STEP_KEEP = 1, POLLUX_TWO_STEP_COMPARE = 2 };
+
+/* A framework-neutral agent over `comm` (the callbacks are copied; `user`
+ * must outlive the agent), or one process with NULL. Collective. NULL on
+ * failure. */
+pollux_agent* pollux_agent_create_external(const pollux_agent_options* options, const pollux_communicator* comm);
+/* A buffer-mode CPU agent (the agent all-reduces float32/float64 host
+ * buffers) whose collectives go through `comm`, as above. */
+pollux_agent* pollux_agent_create_with_communicator(const pollux_agent_options* options, const pollux_communicator* comm);
+/* Ends a micro-step's computation (no gradient buffer in this mode). */
+int pollux_agent_micro_step_done(pollux_agent* agent);
+/* Once the framework's all-reduce of the last micro-step is done. Collective. */
+int pollux_agent_synchronized(pollux_agent* agent, const pollux_gradient_norms* norms);
+/* enum pollux_two_step for the next step (constant from step_end to synchronized). */
+int pollux_agent_two_step_phase(const pollux_agent* agent);
+
 /* Checkpoint callbacks: write / read the application's state in `dir`.
  * Return 0 on success, non-zero on failure. */
 typedef int (*pollux_checkpoint_fn)(const char* dir, int rank, int replicas, long long step, void* user);
@@ -90,6 +132,20 @@ int pollux_agent_micro_step_end(pollux_agent* agent, const void* grad, size_t co
 int pollux_agent_synchronize(pollux_agent* agent, void* grad, size_t count, int dtype);
 /* enum pollux_step_action, or -1 on failure. Collective. */
 int pollux_agent_step_end(pollux_agent* agent);
+
+/* Sets the batch configuration from the next step on (Agent::set_batch_config). */
+int pollux_agent_set_batch_config(pollux_agent* agent, int atomic_batch, int accum_steps);
+/* The fitted model's seconds per optimizer step at a configuration (rank 0,
+ * once fitted): 1 and *seconds set, else 0. */
+int pollux_agent_predict_iter_time(const pollux_agent* agent, int nodes, int replicas, int atomic_batch,
+                                   int accum_steps, double* seconds);
+/* The profiled configurations (medians of the measured step times): fills
+ * up to `max` and returns how many there are. */
+typedef struct pollux_profile_sample {
+  int nodes, replicas;
+  double atomic_batch, grad_time, step_time;
+} pollux_profile_sample;
+int pollux_agent_profile(const pollux_agent* agent, pollux_profile_sample* out, int max);
 
 const char* pollux_agent_last_error(void);
 

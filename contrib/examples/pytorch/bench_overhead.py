@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""What pollux.torch (the DDP hook and the agent underneath) adds to a
+PyTorch training step, and the agent's fitted step-time model against the
+measured step times (doc/benchmarks.md, "PyTorch: hook and agent overhead").
+
+    bench_overhead.py [--ranks 2] [--steps 40] [--rounds 6]
+
+Starts --ranks local processes (gloo, one CPU thread each). Each holds the
+same MLP (784-1024-1024-10, 1.86 M parameters) twice: under plain
+DistributedDataParallel with a DataLoader and DistributedSampler, and
+under pollux.torch's ElasticDataParallel and ElasticDataLoader; it runs
+--steps steps of one then of the other, --rounds times alternately (so
+both see the same machine load), and reports the median step time of
+each. Then, with the agent fixed to each of several (atomic batch,
+accumulation) configurations in turn, it compares the agent's fitted
+model of the time per optimizer step with the measured median.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+
+def launch(args):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(args.ranks),
+               OMP_NUM_THREADS="1", POLLUX_ADAPT="0", POLLUX_VERBOSE="0", POLLUX_CHECKPOINT_INTERVAL="0")
+    env.setdefault("POLLUX_CHECKPOINT_DIR", "/tmp/pollux-bench-ckpt-%d" % os.getpid())
+    procs = [subprocess.Popen([sys.executable, __file__, "--worker"] + sys.argv[1:],
+                              env=dict(env, RANK=str(r)), stdout=subprocess.PIPE, text=True)
+             for r in range(args.ranks)]
+    outs = [p.communicate()[0] for p in procs]
+    if any(p.returncode for p in procs):
+        sys.exit("a rank failed")
+    print(outs[0], end="")
+
+
+def worker(args):
+    import pollux.torch as pollux  # first: the resize-signal handler
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel
+
+    env = pollux.init_process_group()
+    torch.manual_seed(0)
+    n = 8192
+    data = torch.utils.data.TensorDataset(torch.randn(n, 784), torch.randint(0, 10, (n,)))
+
+    def mlp():
+        torch.manual_seed(1)
+        return nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
+
+    per_rank = args.batch
+    clock = time.perf_counter
+    # Plain DDP, as a script would have it.
+    plain = mlp()
+    plain_opt = torch.optim.SGD(plain.parameters(), lr=0.01)
+    plain = DistributedDataParallel(plain)
+    sampler = torch.utils.data.DistributedSampler(data, shuffle=True)
+    plain_loader = torch.utils.data.DataLoader(data, batch_size=per_rank, sampler=sampler)
+    # pollux.torch: M0 = the same global batch.
+    loader = pollux.ElasticDataLoader(data, batch_size=per_rank * env.world_size,
+                                      max_batch_size=4 * per_rank * env.world_size,
+                                      atomic_batch_size=(16, 2 * per_rank))
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    model = pollux.ElasticDataParallel(model, opt)
+    agent = pollux.agent()
+    params = sum(p.numel() for p in model.parameters())
+
+    def run_plain(steps):
+        times, it = [], iter(plain_loader)
+        for _ in range(steps):
+            t0 = clock()
+            try:
+                x, y = next(it)
+            except StopIteration:
+                it = iter(plain_loader)
+                x, y = next(it)
+            plain_opt.zero_grad()
+            F.cross_entropy(plain(x), y).backward()
+            plain_opt.step()
+            times.append(clock() - t0)
+        return times
+
+    def run_pollux(steps):
+        times, start = [], agent.step
+        t0 = clock()
+        while agent.step - start < steps:
+            for x, y in loader:
+                opt.zero_grad()
+                F.cross_entropy(model(x), y).backward()
+                opt.step()  # ends the agent's step on the last micro-batch
+                if agent.step - start > len(times):
+                    now = clock()
+                    times.append(now - t0)
+                    t0 = now
+                    if agent.step - start >= steps:
+                        break
+        return times
+
+    out = {"ranks": env.world_size, "params": params, "batch_per_rank": per_rank}
+    # Wall time, and the process's CPU time (all its threads: the agent's,
+    # gloo's), which other jobs preempting ours do not inflate.
+    for name, clock in (("wall", time.perf_counter), ("cpu", time.process_time)):
+        run_plain(5)
+        run_pollux(5)
+        a, b = [], []
+        for _ in range(args.rounds):
+            a += run_plain(args.steps)
+            b += run_pollux(args.steps)
+        out[name] = {"plain_ms": 1e3 * statistics.median(a), "pollux_ms": 1e3 * statistics.median(b)}
+        out[name]["overhead_pct"] = 100 * (out[name]["pollux_ms"] / out[name]["plain_ms"] - 1)
+    clock = time.perf_counter
+    # The hook's arithmetic alone: one squared-norm pass over a gradient
+    # of the model's size (it makes two per step: before and after the
+    # all-reduce).
+    from pollux.torch.parallel import _sqnorm
+    g = torch.randn(params)
+    passes = []
+    for _ in range(30):
+        t0 = clock()
+        _sqnorm(g).item()
+        passes.append(clock() - t0)
+    out["norm_pass_ms"] = 1e3 * statistics.median(passes)
+
+    # The fitted model against measured step times, per configuration.
+    configs = [(16, 0), (32, 0), (64, 0), (128, 0), (32, 1), (64, 1)]
+    measured = {}
+    for atomic, accum in configs:
+        agent.set_batch_config(atomic, accum)
+        times = run_pollux(args.steps)[3:]  # warm-up steps after a change are not profiled either
+        measured[(atomic, accum)] = statistics.median(times)
+    # Let rank 0's adapter fit the final profile (it refits in the background).
+    deadline = time.time() + 60
+    predicted = {}
+    while time.time() < deadline:
+        run_pollux(2)
+        predicted = {c: agent.predict_iter_time(agent.nodes, agent.replicas, *c) for c in configs}
+        if env.rank != 0 or all(v is not None for v in predicted.values()):
+            break
+        time.sleep(1)
+    profile = {(int(p["atomic_batch"]),): p for p in agent.profile if p["replicas"] == agent.replicas}
+    out["model"] = [{"atomic": c[0], "accum": c[1], "measured_ms": 1e3 * measured[c],
+                     "fitted_ms": 1e3 * predicted[c] if predicted.get(c) else None,
+                     "profiled_grad_ms": 1e3 * profile[(c[0],)]["grad_time"] if (c[0],) in profile else None,
+                     "profiled_step_ms": 1e3 * profile[(c[0],)]["step_time"] if (c[0],) in profile else None}
+                    for c in configs]
+    if env.rank == 0:
+        print(json.dumps(out, indent=1))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--ranks", type=int, default=2)
+    p.add_argument("--steps", type=int, default=40, help="steps per block")
+    p.add_argument("--rounds", type=int, default=6, help="alternating blocks of each")
+    p.add_argument("--batch", type=int, default=64, help="examples per rank and step")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.worker:
+        worker(args)
+    else:
+        launch(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""An elastic PyTorch training job: a small convolutional network on
+scikit-learn's handwritten digits (1797 8x8 images, Debian's
+python3-sklearn), data-parallel with DistributedDataParallel, made elastic
+and goodput-adaptive by pollux.torch (doc/pytorch.md). The same script runs
+on CPUs (gloo) and on GPUs (NCCL), as one process or as many as srun
+starts, at whatever size sched/pollux gives the job.
+
+    srun python3 train.py --epochs 30          # in an elastic sbatch job (train.sbatch)
+    python3 train.py --epochs 5                # one process, no Slurm
+
+Prints the lines contrib/demo and testsuite/e2e/check-training-log read
+(rank 0): "resumed step ...", "step N epoch E progress P/T replicas R
+batch B (AxS) lr_gain G loss L val_acc A", "checkpoint step ...", "final ...".
+"""
+# pollux first: importing it installs the agent's handler of the resize
+# signal, which may come while `import torch` still takes its seconds.
+import pollux.torch as pollux  # noqa: I001
+
+import argparse
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def digits(seed):
+    """Normalised images and labels, split 80/20 with a fixed permutation."""
+    from sklearn.datasets import load_digits
+    d = load_digits()
+    x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
+    y = torch.tensor(d.target, dtype=torch.long)
+    perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
+    x, y = x[perm], y[perm]
+    n_val = len(x) // 5
+    return (x[n_val:], y[n_val:]), (x[:n_val], y[:n_val])
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, padding=1)
+        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
+        self.fc1 = nn.Linear(64 * 4 * 4, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc2(F.relu(self.fc1(x.flatten(1))))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--epochs", type=float, default=30, help="scale-invariant epochs to train")
+    p.add_argument("--batch-size", type=int, default=32, help="M0, the batch size the learning rate is tuned for")
+    p.add_argument("--max-batch-size", type=int, default=128)
+    p.add_argument("--atomic", type=int, nargs=2, default=(8, 64), metavar=("MIN", "MAX"),
+                   help="per-replica micro-batch bounds")
+    p.add_argument("--lr", type=float, default=0.1,
+                   help="for batch_size; the AdaScale gain (up to max/batch size) multiplies it")
+    p.add_argument("--momentum", type=float, default=0.0)
+    p.add_argument("--lr-rule", choices=("adascale", "sqrt", "linear"), default="adascale")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--log-every", type=int, default=10, help="steps between progress lines")
+    p.add_argument("--eval-every", type=int, default=10, help="steps between validations")
+    p.add_argument("--checkpoint-every", type=int, default=0, help="steps between explicit checkpoints (0: none)")
+    p.add_argument("--step-delay", type=float, default=0.0, help="seconds added per micro-step (emulates a GPU)")
+    p.add_argument("--example-delay", type=float, default=0.0, help="seconds added per example")
+    o = p.parse_args()
+
+    torch.manual_seed(o.seed)
+    pollux.init_process_group()                      # srun's tasks (gloo on CPU, NCCL on GPU) or one process
+    dev = pollux.device()
+    (xt, yt), (xv, yv) = digits(o.seed)
+    train_set = torch.utils.data.TensorDataset(xt, yt)
+    loader = pollux.ElasticDataLoader(train_set, batch_size=o.batch_size, max_batch_size=o.max_batch_size,
+                                      atomic_batch_size=tuple(o.atomic), seed=o.seed)
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=o.lr, momentum=o.momentum)
+    model = pollux.ElasticDataParallel(model, optimizer, lr_rule=o.lr_rule)
+    agent = pollux.agent()
+    lead = pollux.rank() == 0
+    xv, yv = xv.to(dev), yv.to(dev)
+
+    def evaluate():
+        model.eval()
+        with torch.no_grad():
+            out = model.module(xv)
+            loss, acc = F.cross_entropy(out, yv).item(), (out.argmax(1) == yv).float().mean().item()
+        model.train()
+        return loss, acc
+
+    def say(*args):
+        if lead:
+            print(*args, flush=True)
+
+    target = o.epochs * len(train_set) / o.batch_size       # in M0 steps, as the agent counts progress
+    val_loss, val_acc = float("nan"), 0.0
+    first, last_step = True, agent.step
+    for epoch in pollux.remaining_epochs_until(o.epochs):   # the first one restores the latest checkpoint
+        if first and pollux.resumed():
+            say(f"resumed step {agent.step} progress {agent.progress:.3f} samples {agent.samples_seen} "
+                f"replicas {agent.replicas} batch {agent.total_batch}")
+        first, last_step = False, agent.step
+        for x, y in loader:
+            delay = o.step_delay + o.example_delay * len(x)
+            if delay > 0:
+                time.sleep(delay)
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(x.to(dev)), y.to(dev))
+            loss.backward()
+            shape = (agent.atomic_batch, agent.accum_steps + 1)
+            optimizer.step()                         # a no-op while gradients accumulate
+            if agent.step == last_step:
+                continue
+            step = last_step = agent.step
+            if step % o.eval_every == 0:
+                val_loss, val_acc = evaluate()
+            if step % o.log_every == 0:
+                say(f"step {step} epoch {agent.samples_seen / len(train_set):.2f} progress {agent.progress:.2f}/"
+                    f"{target:.2f} replicas {agent.replicas} batch {agent.total_batch} ({shape[0]}x{shape[1]}) "
+                    f"lr_gain {agent.lr_gain:.3f} loss {loss.item():.4f} val_acc {val_acc:.4f}")
+            if o.checkpoint_every and step % o.checkpoint_every == 0 and agent.progress < target:
+                pollux.checkpoint()
+                say(f"checkpoint step {step} progress {agent.progress:.3f} samples {agent.samples_seen}")
+            if agent.progress >= target:
+                break
+    val_loss, val_acc = evaluate()
+    say(f"final step {agent.step} progress {agent.progress:.4f} samples {agent.samples_seen} "
+        f"replicas {agent.replicas} val_loss {val_loss:.4f} val_acc {val_acc:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

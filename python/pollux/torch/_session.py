@@ -1,0 +1,273 @@
+"""The one elastic training session of a process: the process group, the
+agent, what is checkpointed, and the step protocol that ties the loader,
+the DDP wrapper and the optimizer to the agent (doc/pytorch.md).
+
+Per optimizer step of s + 1 micro-steps the session drives the agent as
+the framework-neutral mode asks (doc/agent.md): the loader's yield begins
+a micro-step; an accumulation micro-step ends at optimizer.step() (a no-op
+then, gradients accumulate under no_sync); on the last one the DDP comm
+hook ends the computation when the last bucket is ready, and
+optimizer.step() reports the norms once the all-reduce is done, applies
+the learning-rate rule, takes the real step and ends the agent's step.
+"""
+import math
+import os
+import random
+import sys
+
+import torch
+
+from .. import _agent
+from .._capi import PolluxError
+from . import _dist
+
+_STATE_FILE = "pytorch-state.pt"
+_RNG_FILE = "pytorch-rng-{}.pt"
+LR_RULES = ("adascale", "sqrt", "linear")
+
+_session = None
+
+
+def get(what="this"):
+    if _session is None:
+        raise PolluxError(f"{what} needs pollux.torch.init_process_group() first")
+    return _session
+
+
+def create(backend=None):
+    global _session
+    if _session is not None:
+        raise PolluxError("pollux.torch.init_process_group() was already called in this process")
+    _session = Session(_dist.setup(backend))
+    return _session
+
+
+class Session:
+    def __init__(self, env):
+        self.env = env
+        self.comm = _dist.TorchCommunicator(env)
+        self.agent = None
+        self.loader = None
+        self.model = None
+        self.optimizer = None
+        self.lr_scheduler = None
+        self.lr_rule = "adascale"
+        self.objects = {}
+        self.started = False
+        self.resumed = False
+        # Step protocol.
+        self.micro = -1          # micro-step of the step in progress, -1 between steps
+        self.accum = 0           # accum_steps of the step in progress
+        self.micro_ended = False
+        self.phase = _agent.TwoStep.OFF
+        self.reset_norms()
+        self.kept = {}
+
+    # --- set-up -------------------------------------------------------------
+    def attach_loader(self, loader, options):
+        if self.loader is not None:
+            raise PolluxError("one ElasticDataLoader per job: it sets the batch size the agent adapts "
+                              "(use a plain DataLoader for validation)")
+        comm = self.comm if self.env.world_size > 1 else None
+        self.agent = _agent.Agent(options, comm, external=True)
+        self.agent.on_checkpoint(self.save)
+        self.agent.on_restore(self.load)
+        self.loader = loader
+
+    def attach_model(self, model, optimizer, lr_scheduler, lr_rule):
+        if self.model is not None:
+            raise PolluxError("one ElasticDataParallel model per job")
+        if lr_rule not in LR_RULES:
+            raise ValueError(f"lr_rule {lr_rule!r}: one of {', '.join(LR_RULES)}")
+        if self.started:
+            raise PolluxError("wrap the model in ElasticDataParallel before iterating the ElasticDataLoader")
+        self.model, self.optimizer, self.lr_scheduler, self.lr_rule = model, optimizer, lr_scheduler, lr_rule
+        _patch_optimizer(self, optimizer)
+
+    def start(self):
+        """Restores the latest checkpoint once, before the first step. Collective."""
+        if self.started:
+            return
+        if self.agent is None:
+            raise PolluxError("create the ElasticDataLoader before training: it gives the agent the batch limits")
+        if self.model is None:
+            raise PolluxError("wrap the model in pollux.torch.ElasticDataParallel(model, optimizer) before training")
+        self.started = True
+        self.resumed = self.agent.restore()
+
+    # --- checkpoints (the agent calls these) ----------------------------------
+    def save(self, path, rank, replicas, step):
+        if rank == 0:
+            state = {
+                "format": 1,
+                "model": self.model.module.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "lr_scheduler": self.lr_scheduler.state_dict() if self.lr_scheduler is not None else None,
+                "loader": self.loader.state_dict(),
+                "objects": {name: _state_of(obj) for name, obj in self.objects.items()},
+            }
+            torch.save(state, os.path.join(path, _STATE_FILE))
+        torch.save(_rng_state(), os.path.join(path, _RNG_FILE.format(rank)))
+
+    def load(self, path, rank, replicas, step):
+        state = torch.load(os.path.join(path, _STATE_FILE), map_location=self.env.device)
+        if not isinstance(state, dict) or state.get("format") != 1:
+            raise PolluxError(f"{path}/{_STATE_FILE}: not a pollux.torch checkpoint")
+        self.model.module.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        if self.lr_scheduler is not None:
+            if state["lr_scheduler"] is None:
+                raise PolluxError(f"{path}: the checkpoint has no LR scheduler state but one is given now")
+            self.lr_scheduler.load_state_dict(state["lr_scheduler"])
+        self.loader.load_state_dict(state["loader"])
+        missing = set(self.objects) - set(state["objects"])
+        if missing:
+            raise PolluxError(f"{path}: no state for the registered object(s) {sorted(missing)}")
+        for name, obj in self.objects.items():
+            _load_into(obj, state["objects"][name], name)
+        mine = os.path.join(path, _RNG_FILE.format(rank))
+        if os.path.exists(mine):
+            _set_rng_state(torch.load(mine))
+        else:  # more replicas than before: a fresh stream per new rank
+            _set_rng_state(torch.load(os.path.join(path, _RNG_FILE.format(0))))
+            torch.manual_seed(torch.initial_seed() + rank)
+            random.seed(random.random() + rank)
+
+    # --- the step protocol ------------------------------------------------
+    def reset_norms(self):
+        dev = self.env.device
+        z = lambda: torch.zeros((), dtype=torch.float64, device=dev)  # noqa: E731
+        self.local_sqr, self.sync_sqr, self.prev_sqr, self.dot_prev = z(), z(), z(), z()
+        self.compared = 0
+        self.buckets = 0
+
+    def begin_micro(self, k, accum):
+        if k == 0:
+            if self.micro != -1:
+                raise PolluxError("the previous step did not end: call optimizer.step() once per batch")
+            self.accum = accum
+            self.reset_norms()
+            self.phase = self.agent.two_step_phase
+        elif self.micro != k - 1 or not self.micro_ended:
+            raise PolluxError("call optimizer.step() once per batch of the ElasticDataLoader (it is a no-op on "
+                              "the batches that only accumulate gradients)")
+        self.micro = k
+        self.micro_ended = False
+        self.agent.micro_step_begin()
+
+    def syncs_now(self):
+        """Whether DDP all-reduces in this micro-step's backward."""
+        return self.micro == -1 or self.micro == self.accum
+
+    def compute_done(self):
+        if self.micro >= 0 and not self.micro_ended:
+            self.micro_ended = True
+            self.agent.micro_step_end()
+
+    def lr_factor(self):
+        a = self.agent
+        if self.lr_rule == "adascale":
+            return a.lr_gain
+        ratio = a.total_batch / self.loader.batch_size
+        return math.sqrt(ratio) if self.lr_rule == "sqrt" else ratio
+
+    def optimizer_step(self, real_step, closure):
+        if self.micro == -1:
+            raise PolluxError("optimizer.step() outside a step: take a batch from the ElasticDataLoader, "
+                              "then forward, backward and optimizer.step()")
+        if self.micro < self.accum:  # gradients accumulate (no_sync): no update yet
+            self.compute_done()
+            return None
+        if not self.micro_ended:
+            raise PolluxError("optimizer.step() before the gradients were all-reduced: call loss.backward() on "
+                              "the output of the ElasticDataParallel model first")
+        if self.env.device.type == "cuda":
+            torch.cuda.synchronize()  # the all-reduce is done, on the GPU too
+        complete = self.compared == self.buckets and self.buckets > 0
+        norms = _agent.GradientNorms(self.local_sqr.item(), self.sync_sqr.item(), 1,
+                                     self.phase == _agent.TwoStep.COMPARE and complete,
+                                     self.prev_sqr.item(), self.dot_prev.item())
+        if self.phase != _agent.TwoStep.KEEP:
+            self.kept = {}
+        self.agent.synchronized(norms)
+        factor = self.lr_factor()
+        groups = self.optimizer.param_groups
+        base = [g["lr"] for g in groups]
+        for g in groups:
+            g["lr"] = g["lr"] * factor
+        try:
+            result = real_step(closure) if closure is not None else real_step()
+        finally:
+            for g, lr in zip(groups, base):
+                g["lr"] = lr
+        self.micro = -1
+        if self.agent.step_end():
+            sys.stdout.flush()
+            sys.stderr.flush()
+            raise SystemExit(self.agent.requeue_exit_code)
+        return result
+
+    def zero_grad_allowed(self):
+        # Not while a step accumulates: only before its first backward.
+        return self.micro == -1 or (self.micro == 0 and not self.micro_ended)
+
+
+def _patch_optimizer(session, optimizer):
+    real_step, real_zero = optimizer.step, optimizer.zero_grad
+
+    def step(closure=None):
+        return session.optimizer_step(real_step, closure)
+
+    def zero_grad(*args, **kwargs):
+        if session.zero_grad_allowed():
+            return real_zero(*args, **kwargs)
+        return None
+
+    optimizer.step, optimizer.zero_grad = step, zero_grad
+
+
+def _state_of(obj):
+    if hasattr(obj, "state_dict"):
+        return obj.state_dict()
+    if isinstance(obj, dict):
+        return dict(obj)
+    if isinstance(obj, list):
+        return list(obj)
+    raise TypeError(f"cannot checkpoint a {type(obj).__name__}")
+
+
+def _load_into(obj, state, name):
+    if hasattr(obj, "load_state_dict"):
+        obj.load_state_dict(state)
+    elif isinstance(obj, dict):
+        obj.clear()
+        obj.update(state)
+    elif isinstance(obj, list):
+        obj[:] = state
+    else:
+        raise TypeError(f"registered object {name!r}: cannot restore a {type(obj).__name__}")
+
+
+def _rng_state():
+    s = {"torch": torch.get_rng_state(), "python": random.getstate()}
+    if torch.cuda.is_available():
+        s["cuda"] = torch.cuda.get_rng_state()
+    try:
+        import numpy
+        s["numpy"] = numpy.random.get_state()
+    except ImportError:
+        pass
+    return s
+
+
+def _set_rng_state(s):
+    torch.set_rng_state(s["torch"].cpu())
+    random.setstate(s["python"])
+    if "cuda" in s and torch.cuda.is_available():
+        torch.cuda.set_rng_state(s["cuda"].cpu())
+    if "numpy" in s:
+        try:
+            import numpy
+            numpy.random.set_state(s["numpy"])
+        except ImportError:
+            pass

@@ -1,0 +1,111 @@
+"""ElasticDataParallel: DistributedDataParallel whose communication hook
+feeds the agent's gradient statistics bucket by bucket."""
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+from .. import _agent
+from . import _session
+
+
+_CHUNK = 4096
+
+
+def _chunked(t, f):
+    """f over 4096-element chunks (one row each), the chunks' results summed
+    in double: as accurate as a double pass (the C++ agent's CPU backend
+    does the same) at the cost of a float pass; a float32 sum over a whole
+    bucket loses ~1e-4 relative, a float64 pass costs ~20x more."""
+    n = t.numel()
+    k = n - n % _CHUNK
+    total = f(t[:k].view(-1, _CHUNK)).to(torch.float64).sum() if k else t.new_zeros((), dtype=torch.float64)
+    if k < n:
+        total = total + f(t[k:].view(1, -1)).to(torch.float64).sum()
+    return total
+
+
+def _sqnorm(t):
+    # Half-precision buckets are summed in float32, so they cannot overflow.
+    wide = torch.float32 if t.dtype in (torch.float16, torch.bfloat16) else None
+    return _chunked(t, lambda rows: torch.linalg.vector_norm(rows, dim=1, dtype=wide).to(torch.float64).square())
+
+
+def _dot(a, b):
+    return _chunked(a * b, lambda rows: rows.sum(dim=1, dtype=torch.float32 if a.dtype != torch.float64 else None))
+
+
+def _hook(session, bucket):
+    """Averages a bucket over the batch (replicas x micro-steps) and sums
+    the squared norms before and after the all-reduce into the session."""
+    buf = bucket.buffer()
+    s = session
+    if s.accum > 0:
+        buf.div_(s.accum + 1)  # the accumulated sum of micro-gradients -> their mean
+    s.local_sqr.add_(_sqnorm(buf))
+    s.buckets += 1
+    index, phase, world = bucket.index(), s.phase, s.env.world_size
+    if bucket.is_last():
+        s.compute_done()  # every gradient is computed; the all-reduce may still run
+    fut = dist.all_reduce(buf, async_op=True).get_future()
+
+    def averaged(f):
+        t = f.value()[0]
+        if world > 1:
+            t.div_(world)
+        s.sync_sqr.add_(_sqnorm(t))
+        if phase == _agent.TwoStep.KEEP:
+            s.kept[index] = t.detach().clone()
+        elif phase == _agent.TwoStep.COMPARE:
+            kept = s.kept.get(index)
+            if kept is not None and kept.shape == t.shape:
+                s.prev_sqr.add_(_sqnorm(kept))
+                s.dot_prev.add_(_dot(kept, t))
+                s.compared += 1
+        return t
+
+    return fut.then(averaged)
+
+
+class ElasticDataParallel(DistributedDataParallel):
+    """DistributedDataParallel for an elastic job.
+
+    ElasticDataParallel(model, optimizer, lr_scheduler=None, lr_rule="adascale", **ddp_options)
+
+    `model` is moved to pollux.torch.device(). The optimizer's step() and
+    zero_grad() are wrapped: within a step of several micro-steps (gradient
+    accumulation, chosen by the agent) step() only marks the micro-step and
+    the gradients accumulate without an all-reduce (no_sync); on the last
+    one the learning rate of every group is multiplied, for this update
+    only, by the rule's factor: "adascale" the agent's gain (default),
+    "sqrt" sqrt(M / M0), "linear" M / M0 (M the batch size, M0 the
+    loader's batch_size). The gradients the optimizer sees are the mean
+    over the whole batch. The model, optimizer and scheduler are
+    checkpointed and restored by the agent's protocol.
+    """
+
+    def __init__(self, module, optimizer, lr_scheduler=None, lr_rule="adascale", **ddp_options):
+        session = _session.get("ElasticDataParallel")
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(f"optimizer: a torch.optim.Optimizer, not {type(optimizer).__name__}")
+        ids = list(module.parameters())
+        owned = {id(p) for g in optimizer.param_groups for p in g["params"]}
+        if not any(id(p) in owned for p in ids):
+            raise ValueError("the optimizer holds none of the model's parameters")
+        device = session.env.device
+        module = module.to(device)
+        if device.type == "cuda":
+            ddp_options.setdefault("device_ids", [device])
+            ddp_options.setdefault("output_device", device)
+        super().__init__(module, **ddp_options)
+        self.register_comm_hook(session, _hook)
+        session.attach_model(self, optimizer, lr_scheduler, lr_rule)
+        self._pollux = session
+
+    def forward(self, *inputs, **kwargs):
+        # DDP decides at forward time whether the coming backward all-reduces.
+        self.require_backward_grad_sync = self._pollux.syncs_now()
+        return super().forward(*inputs, **kwargs)
+
+    def zero_grad(self, set_to_none=True):
+        if self._pollux.zero_grad_allowed():
+            super().zero_grad(set_to_none=set_to_none)

@@ -1,0 +1,49 @@
+#!/bin/bash
+# A PyTorch DDP job (contrib/examples/pytorch: pollux.torch over the
+# agent's framework-neutral mode, gloo, srun tasks) shares a 2-node x 2-GPU
+# cluster with a C++ digits job. sched/pollux grows it to all 4 GPUs
+# through checkpoint + requeue, then shrinks it when the digits job
+# arrives. Its log must show every run resuming at exactly the checkpointed
+# step with its sample count (check-training-log: no step or sample lost or
+# repeated), and its final validation accuracy must be within 0.03 of the
+# same training run unresized as one process outside Slurm.
+source "$(dirname "$0")/lib.sh"
+py=${POLLUX_PYTHON:-/usr/bin/python3}
+"$py" -c "import torch, sklearn" 2>/dev/null || skip "$py cannot import torch and sklearn (Debian python3-torch python3-sklearn)"
+export PYTHONPATH=$POLLUX_SRC/python POLLUX_AGENT_LIBRARY=$POLLUX_BUILD/agent/.libs/libpollux-agent.so
+export POLLUX_PYTHON=$py POLLUX_TRAIN_PY=$POLLUX_SRC/contrib/examples/pytorch/train.py OMP_NUM_THREADS=1
+TOLERANCE=0.03
+OPTS=(--epochs 12 --seed 3 --log-every 1 --step-delay 0.02 --example-delay 0.002)
+
+start_cluster "" --nodes 2 --gpus 2
+mkdir -p "$CLUSTER_DIR/jobs"
+a=$(cd "$CLUSTER_DIR/jobs" && sbatch --parsable --requeue --open-mode=append -J a -o "$CLUSTER_DIR/jobs/a.out" \
+  -N 1-2 --gpus-per-node=2 "$POLLUX_SRC/contrib/examples/pytorch/train.sbatch" "${OPTS[@]}")
+note "submitted PyTorch job a ($a)"
+# The reference meanwhile: the same training, one process, never resized
+# (no Slurm; the delays only slow it down).
+ref_acc=$(cd "$CLUSTER_DIR" && env -u SLURM_CONF POLLUX_CHECKPOINT_DIR="$CLUSTER_DIR/ref-ckpt" POLLUX_VERBOSE=0 \
+  "$py" "$POLLUX_TRAIN_PY" "${OPTS[@]}" --step-delay 0 --example-delay 0 --log-every 1000 |
+  sed -n 's/^final .* val_acc //p')
+[[ -n $ref_acc ]] || fail "the unresized reference run printed no final accuracy"
+note "unresized reference: val_acc $ref_acc"
+wait_until 60 "job $a running" runs_as_decided "$a"
+grown() { runs_as_decided "$a" && (($(gpus_of "$a") == 4)); }
+wait_until 240 "job $a grown to all 4 GPUs" grown
+note "a grown: $(granted "$a") | $(system_comment "$a")"
+b=$(submit_digits b -N 1-2 --gpus-per-node=2 -- --epochs 40 --seed 2)
+note "submitted digits job b ($b)"
+shrunk() { runs_as_decided "$b" && runs_as_decided "$a" && (($(gpus_of "$a") < 4)); }
+wait_until 150 "job $a shrunk for job $b" shrunk
+note "a: $(granted "$a") | $(system_comment "$a")"
+wait_until 400 "both jobs finished" eval 'ended "$a" && ended "$b"'
+finished "$a" || fail "job $a ended $(job_state "$a")"
+finished "$b" || fail "job $b ended $(job_state "$b")"
+check_training a --min-acc 0.85
+(($(summary_key grows) >= 1)) || fail "job a's log shows no grow: $summary"
+(($(summary_key shrinks) >= 1)) || fail "job a's log shows no shrink: $summary"
+(($(summary_key failures) == 0)) || fail "job a's runs ended other than by a resize: $summary"
+acc=$(summary_key final_acc)
+python3 -c "import sys; a, r, t = map(float, sys.argv[1:]); sys.exit(abs(a - r) > t)" "$acc" "$ref_acc" "$TOLERANCE" ||
+  fail "job a's accuracy $acc is not within $TOLERANCE of the unresized run's $ref_acc"
+note "ok: resized accuracy $acc, unresized $ref_acc (tolerance $TOLERANCE)"

@@ -1,0 +1,133 @@
+"""pollux.torch against the C++ agent (label python): the DDP hook's
+statistics, accumulation and the learning-rate rules, the loader across a
+2 -> 4 -> 1 resize, the checkpoint round trip, and clear errors on bad use."""
+import array
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import HERE, clean_env
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_hook_statistics_equal_the_agents_on_the_same_gradients(run_ranks, ranks):
+    results = run_ranks(ranks, "stats", 8, env={"POLLUX_ADAPT": "0"})
+    for rows in results:
+        assert len(rows) == 8
+        # DDP rebuilds its buckets after the first step.
+        assert rows[-1]["buckets"] >= 2, "the model was meant to span several buckets"
+        for r in rows:
+            assert r["grad_diff"] < 1e-5
+        last = rows[-1]
+        assert last["stats"] is not None and last["ref"] is not None
+        for mine, ref in zip(last["stats"], last["ref"]):
+            assert abs(mine - ref) <= 1e-6 * abs(ref), (last["stats"], last["ref"])
+    # Every rank holds the same estimate.
+    assert len({tuple(rows[-1]["stats"]) for rows in results}) == 1
+
+
+@pytest.mark.parametrize("rule", ["adascale", "sqrt", "linear"])
+def test_accumulation_and_the_lr_rules_give_the_expected_update(run_ranks, rule):
+    rows = run_ranks(1, "accum", rule, env={"POLLUX_ADAPT": "0"})[0]
+    assert len(rows) == 12
+    for r in rows:
+        assert (r["atomic"], r["accum"]) == (8, 3)  # M0 = 30 on one replica, atomic <= 8
+        assert r["err"] < 1e-5, r
+    if rule == "adascale":
+        assert any(r["factor"] > 1.0 for r in rows), "the AdaScale gain never left 1"
+    else:
+        want = (32 / 30) ** 0.5 if rule == "sqrt" else 32 / 30
+        assert all(abs(r["factor"] - want) < 1e-12 for r in rows)
+
+
+def test_the_loader_neither_skips_nor_repeats_across_2_4_1_replicas(run_ranks):
+    phases = [(2, 4), (4, 3), (1, 0)]
+    taken = []
+    prev_end = None
+    for i, (n, steps) in enumerate(phases):
+        out = run_ranks(n, "resize", steps, env={"POLLUX_ADAPT": "0", "SLURM_RESTART_COUNT": str(i)})
+        assert len(out) == n and all(o["replicas"] == n for o in out)
+        assert out[0]["resumed"] == (i > 0)
+        if prev_end is not None:
+            assert out[0]["start"] == prev_end, "the run did not resume where the last one stopped"
+        prev_end = out[0]["end"]
+        for o in out:
+            taken += o["taken"]
+    # Every example of epochs 0 and 1 exactly once; the stream positions are contiguous.
+    n = 300
+    seen = {}
+    for row in taken:
+        pos, ids = row[0], row[2:]
+        for j, i in enumerate(ids):
+            seen.setdefault(i, []).append(pos)
+    positions = sorted(row[0] for row in taken)
+    total = sum(len(row) - 2 for row in taken)
+    assert total >= 2 * n
+    counts = {}
+    for row in taken:
+        for i in row[2:]:
+            counts[i] = counts.get(i, 0) + 1
+    assert set(counts) == set(range(n))
+    # Two full epochs (the last step may take a few examples of the third).
+    assert all(2 <= c <= 3 for c in counts.values())
+    assert sum(1 for c in counts.values() if c == 3) == total - 2 * n
+    assert positions[0] == 0
+
+
+def test_checkpoint_round_trips_every_registered_object(run_ranks):
+    saved = run_ranks(1, "roundtrip", "save", env={"POLLUX_ADAPT": "0"})[0]
+    loaded = run_ranks(1, "roundtrip", "load", env={"POLLUX_ADAPT": "0", "SLURM_RESTART_COUNT": "1"})[0]
+    assert not saved["resumed"] and loaded["resumed"]
+    for key in ("step", "samples", "params", "adam", "sched", "lr", "counter", "notes", "next_random"):
+        assert saved[key] == loaded[key], key
+    assert saved["step"] == 7 and saved["counter"] == 7 and saved["sched"] == 7
+
+
+def python(code, **env):
+    return subprocess.run([sys.executable, "-c", code], env=clean_env(**env), capture_output=True, text=True,
+                          timeout=120, cwd=HERE)
+
+
+def test_a_missing_agent_library_is_a_clear_error():
+    r = python("import pollux\n"
+               "try:\n    pollux.Agent(pollux.AgentOptions(init_batch=8))\n"
+               "except pollux.AgentLibraryError as e:\n    print('ERR', e)\n",
+               POLLUX_AGENT_LIBRARY="/nonexistent/libpollux-agent.so")
+    assert r.returncode == 0, r.stderr
+    assert "ERR libpollux-agent not found" in r.stdout and "POLLUX_AGENT_LIBRARY" in r.stdout
+
+
+def test_a_wrong_gradient_dtype_is_a_clear_error():
+    r = python("import array, pollux\n"
+               "a = pollux.Agent(pollux.AgentOptions(init_batch=8, write_hints=False, verbose=0), external=False)\n"
+               "a.micro_step_begin()\n"
+               "try:\n    a.micro_step_end(array.array('i', [1, 2]))\n"
+               "except TypeError as e:\n    print('ERR', e)\n")
+    assert r.returncode == 0, r.stderr
+    assert "ERR the CPU agent takes float32 or float64" in r.stdout
+
+
+@pytest.mark.parametrize("code,message", [
+    ("pt.ElasticDataLoader(list(range(10)), batch_size=2)", "needs pollux.torch.init_process_group() first"),
+    ("pt.agent()", "needs pollux.torch.init_process_group() first"),
+    ("pt.init_process_group(); pt.agent()", "the agent starts with the ElasticDataLoader"),
+    ("pt.init_process_group(); l = pt.ElasticDataLoader(list(range(10)), batch_size=2); next(iter(l))",
+     "wrap the model in pollux.torch.ElasticDataParallel"),
+    ("pt.init_process_group(); l = pt.ElasticDataLoader(list(range(10)), batch_size=2)\n"
+     "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1); m = pt.ElasticDataParallel(m, o)\n"
+     "o.step()", "optimizer.step() outside a step"),
+    ("pt.init_process_group(); l = pt.ElasticDataLoader([torch.ones(1)] * 10, batch_size=2)\n"
+     "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1); m = pt.ElasticDataParallel(m, o)\n"
+     "it = iter(l); next(it); o.step()", "before the gradients were all-reduced"),
+    ("pt.init_process_group(); pt.register('x', 3)", "TypeError"),
+], ids=["api-before-init", "agent-before-init", "agent-too-early", "iterating-without-model", "step-outside-a-step",
+        "step-before-backward", "register-bad-object"])
+def test_bad_use_gets_a_clear_exception(code, message):
+    r = python("import torch, pollux.torch as pt\n"
+               "try:\n" + "".join("    " + line + "\n" for line in code.split("\n")) +
+               "except (pt.PolluxError, TypeError) as e:\n    print(type(e).__name__, e)\n",
+               POLLUX_CHECKPOINT_DIR="/tmp/pollux-bad-use-%d" % os.getpid())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert message in r.stdout, r.stdout + r.stderr
