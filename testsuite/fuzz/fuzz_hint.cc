@@ -7,6 +7,8 @@
 // file; the comment's state reads back as written.
 #include <unistd.h>
 
+#include <utility>
+
 #include "core/hints.h"
 #include "core/job_comment.h"
 #include "core/job_model.h"
@@ -23,20 +25,21 @@ namespace {
 void use_model(const std::optional<JobModel>& model) {
   const ElasticRange range{1, 4, 4};
   const SpeedupFn speedup = range_speedup(model, range);
-  for (int nodes = 1; nodes <= 4; ++nodes)
-    for (int gpus = 1; gpus <= 4; ++gpus) {
-      (void)speedup(nodes, nodes * gpus);
-      const JobView view = view_at(model, nodes, gpus);
-      JobState state;
-      state.range = range;
-      state.phase = Phase::kRunning;
-      state.alloc = Alloc{nodes, gpus, "n1,n2"};
-      state.since = 1700000000;
-      state.submit = 1699999000;
-      state.why = "grow";
-      const std::optional<JobState> back = parse_comment(format_comment(view, state));
-      fuzz::require(back && back->alloc == state.alloc && back->phase == state.phase, "comment state lost");
-    }
+  // One GPU, a size the range allows and one it forbids (a few sizes:
+  // each asks the model for its best batch, the costly part).
+  for (const auto& [nodes, gpus] : {std::pair{1, 1}, std::pair{2, 4}, std::pair{4, 3}}) {
+    (void)speedup(nodes, nodes * gpus);
+    const JobView view = view_at(model, nodes, gpus);
+    JobState state;
+    state.range = range;
+    state.phase = Phase::kRunning;
+    state.alloc = Alloc{nodes, gpus, "n1,n2"};
+    state.since = 1700000000;
+    state.submit = 1699999000;
+    state.why = "grow";
+    const std::optional<JobState> back = parse_comment(format_comment(view, state));
+    fuzz::require(back && back->alloc == state.alloc && back->phase == state.phase, "comment state lost");
+  }
 }
 
 }  // namespace
