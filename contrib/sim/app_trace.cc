@@ -19,12 +19,17 @@ bool is_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// Step and sync times of one row: step > 0 and 0 <= sync < step.
+// Step and sync times of one row: step > 0 and 0 <= sync < step. The
+// simulator computes with local batch sizes as int: the range keeps every
+// product of them with a GPU count within it.
 StepSample read_times(const CsvTable& t, const CsvTable::Row& r, StepSample s) {
-  s.local_bsz = static_cast<double>(t.integer(r, t.column("local_bsz")));
+  const long long local_bsz = t.integer(r, t.column("local_bsz"));
+  if (local_bsz < 1 || local_bsz > kMaxLocalBatch)
+    t.fail(r, "local_bsz " + std::to_string(local_bsz) + " is out of range [1, " + std::to_string(kMaxLocalBatch) +
+                  "]");
+  s.local_bsz = static_cast<double>(local_bsz);
   s.step_time = t.number(r, t.column("step_time"));
   s.sync_time = t.number(r, t.column("sync_time"));
-  if (s.local_bsz < 1) t.fail(r, "local_bsz must be at least 1");
   if (!(s.step_time > 0)) t.fail(r, "step_time must be positive");
   if (!(s.sync_time >= 0 && s.sync_time < s.step_time))
     t.fail(r, "sync_time must be in [0, step_time)");

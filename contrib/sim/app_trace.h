@@ -10,6 +10,11 @@
 
 namespace pollux::sim {
 
+/// The largest per-GPU batch size a trace row may give (local_bsz): the
+/// simulator computes batch sizes as int, and a GPU count times this stays
+/// far within it.
+inline constexpr long long kMaxLocalBatch = 1 << 20;
+
 /// Seconds per optimizer step without accumulation, and the part of it
 /// spent synchronising gradients, at one per-GPU batch size.
 struct StepSample {

@@ -84,7 +84,8 @@ Application::Application(AppTrace trace, const AppSpec& spec) : trace_(std::move
   for (auto& [id, c] : curves_) {
     std::vector<std::size_t> order(c.bsz.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return c.bsz[a] < c.bsz[b]; });
+    const std::vector<double>& bsz = c.bsz;  // a lambda may not capture a structured binding before C++20
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bsz[a] < bsz[b]; });
     Curve sorted;
     for (std::size_t i : order) {
       if (!sorted.bsz.empty() && sorted.bsz.back() == c.bsz[i])

@@ -72,7 +72,7 @@ Workload read_workload(const std::string& path, const AppCatalog& catalog) {
     if (replicas < 1 || replicas > 1000000) t.fail(r, "num_replicas must be a positive GPU count");
     j.num_replicas = static_cast<int>(replicas);
     j.batch_size = t.integer(r, cb);
-    if (j.batch_size < 1) t.fail(r, "batch_size must be >= 1");
+    if (j.batch_size < 1 || j.batch_size > 1000000000) t.fail(r, "batch_size must be in [1, 1000000000]");
     w.jobs.push_back(std::move(j));
   }
   if (w.jobs.empty()) throw InputError(path, 0, "no jobs");

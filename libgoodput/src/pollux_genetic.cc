@@ -392,7 +392,11 @@ SearchResult GeneticSearch::run(const PolluxProblem& pb, Rng& rng) {
     ga.evaluate(g);
     pop.push_back(std::move(g));
   }
-  pop = survive(std::move(pop), pop.size(), rng);
+  // The size first: the order in which arguments are evaluated is
+  // unspecified, and clang moves `pop` out before taking its size (an
+  // empty population, then an endless loop below).
+  const std::size_t seeded = pop.size();
+  pop = survive(std::move(pop), seeded, rng);
 
   for (int gen = 0; gen < pb.options().generations; ++gen) {
     std::vector<Genome> children;

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "log_safe.h"
 #include "pollux/hint.h"
 
 namespace pollux::sched {
@@ -33,20 +34,41 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
     const ElasticJobSnapshot& job = snap.jobs[i];
     if (job.held_by_other) continue;
     seen.insert(job.job_id);
-    // No model this round; the reason is logged once while it stays the same.
+    // A line is logged once while its reason stays the same. The reason
+    // quotes the file's bytes: log_safe() keeps it on one line.
+    const auto log_once = [&](const std::string& why, const char* what) {
+      const std::string line = log_safe("JobId=" + std::to_string(job.job_id) + ": " + what + why);
+      std::string& last = logged_[job.job_id];
+      if (last != line) {
+        last = line;
+        log_(line);
+      }
+    };
+    // No model this round.
     const auto reject = [&](const std::string& why) {
       cache_.erase(job.job_id);
-      std::string& last = logged_[job.job_id];
-      if (last != why) {
-        last = why;
-        log_("JobId=" + std::to_string(job.job_id) + ": hint rejected, no model used: " + why);
-      }
+      log_once(why, "hint rejected, no model used: ");
     };
     const std::string path = hint_path(spool_dir, job.job_id);
     struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) {  // no hint yet: no model, nothing to log
-      cache_.erase(job.job_id);
-      logged_.erase(job.job_id);
+    if (::lstat(path.c_str(), &st) != 0) {
+      const int err = errno;
+      if (err == ENOENT) {  // no hint yet: no model, nothing to log
+        cache_.erase(job.job_id);
+        logged_.erase(job.job_id);
+        continue;
+      }
+      // Nothing is known about the entry (ESTALE or EIO on a network file
+      // system, ELOOP, ENAMETOOLONG): it is neither judged nor removed, and
+      // a valid hint read before stays in use.
+      const std::string why = path + ": cannot examine it: " + std::strerror(err);
+      const auto cached = cache_.find(job.job_id);
+      if (cached == cache_.end()) {
+        reject(why);
+      } else {
+        inputs[i] = cached->second.input;
+        log_once(why, "hint not read, the last valid one stays in use: ");
+      }
       continue;
     }
     if (st.st_uid != job.uid && !S_ISDIR(st.st_mode)) {
@@ -132,7 +154,7 @@ SpoolSweep sweep_spool(const Snapshot& snap, const std::string& spool_dir, doubl
       if (::unlinkat(fd, e->d_name, 0) == 0)
         ++out.removed;
       else if (errno != ENOENT)
-        out.errors.push_back("cannot remove " + spool_dir + "/" + e->d_name + ": " + std::strerror(errno));
+        out.errors.push_back(log_safe("cannot remove " + spool_dir + "/" + e->d_name + ": " + std::strerror(errno)));
     }
   } catch (...) {
     out.errors.push_back("out of memory sweeping the spool " + spool_dir);

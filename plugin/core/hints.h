@@ -29,7 +29,9 @@ class HintReader {
   /// A file unchanged since the last round (same inode, size, mtime) is not
   /// read again. A file owned by another user than the job's is removed
   /// (after the rejection is logged), so that the job's agent can write
-  /// its own.
+  /// its own. An entry lstat() cannot examine (ESTALE, EIO, ELOOP...) is
+  /// neither judged nor removed: the job keeps its last valid hint, if any.
+  /// Every line logged goes through log_safe(): one line, at most 1 KiB.
   std::vector<JobInput> read(const Snapshot& snap, const std::string& spool_dir);
 
  private:

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "log_safe.h"
+
 namespace pollux::sched {
 namespace {
 
@@ -51,7 +53,10 @@ std::optional<Alloc> parse_alloc(std::string_view s) {
 
 std::string format_alloc(const Alloc& a) {
   if (a.empty()) return "0";
-  return std::to_string(a.nodes) + "x" + std::to_string(a.gpus_per_node) + "@" + a.node_list;
+  // Slurm's node names are printable: escaping changes nothing but keeps a
+  // broken name from splitting the comment (never cut: it is state).
+  return std::to_string(a.nodes) + "x" + std::to_string(a.gpus_per_node) + "@" +
+         log_safe(a.node_list, std::string::npos);
 }
 
 }  // namespace
@@ -78,7 +83,7 @@ std::string format_comment(const JobView& v, const JobState& s) {
   } else {
     out += " model=none speedup=" + number(v.speedup, "%.2f");
   }
-  if (!s.why.empty()) out += " why=" + s.why;
+  if (!s.why.empty()) out += " why=" + log_safe(s.why, 64);
   out += std::string(kSeparator) + "state=" + phase_name(s.phase) + " range=" + format_range(s.range) +
          " alloc=" + format_alloc(s.alloc) + " since=" + std::to_string(static_cast<long long>(s.since)) +
          " submit=" + std::to_string(static_cast<long long>(s.submit));

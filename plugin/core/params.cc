@@ -12,6 +12,8 @@
 #include <optional>
 #include <sstream>
 
+#include "log_safe.h"
+
 namespace pollux::sched {
 namespace {
 
@@ -131,7 +133,7 @@ ParamsResult parse_params(std::string_view text) {
     for (const Option& o : options())
       if (iequals(key, o.name)) option = &o;
     if (option == nullptr) {
-      result.errors.push_back("unknown option " + std::string(item) + " ignored");
+      result.errors.push_back(log_safe("unknown option " + std::string(item) + " ignored"));
       continue;
     }
     if (eq == std::string_view::npos) {
@@ -145,8 +147,8 @@ ParamsResult parse_params(std::string_view text) {
     if (why.empty())
       result.params = candidate;
     else
-      result.errors.push_back(std::string(option->name) + "=" + std::string(value) + " " + why +
-                              ": default kept");
+      result.errors.push_back(log_safe(std::string(option->name) + "=" + std::string(value) + " " + why +
+                                       ": default kept"));
   }
   return result;
 }

@@ -72,7 +72,8 @@ TEST(CheckpointStore, ALaterGenerationFencesAnEarlierOne) {
   EXPECT_THROW(old_run.claim(), SupersededError);
   const std::string t1 = new_run.begin(6);
   write_text(t1 + "/model", "six");
-  EXPECT_EQ(new_run.latest(), new_run.commit(t1));
+  const std::string c1 = new_run.commit(t1);  // before latest(): argument order is unspecified
+  EXPECT_EQ(new_run.latest(), c1);
   // The same generation again (a process of the same run) is no conflict.
   CheckpointStore same(dir / "ckpt", 1);
   EXPECT_NO_THROW(same.claim());

@@ -6,7 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+
+#include "core/log_safe.h"
 
 #include "core/hints.h"
 #include "spool/spool_test_util.h"
@@ -76,6 +80,52 @@ TEST_F(HintReaderTest, ARejectedHintIsLoggedOnceAndLeavesNoModel) {
   std::ofstream(hint_path(dir.path(), 11)) << "version: 99\n";
   EXPECT_FALSE(read()[0].model);
   EXPECT_EQ(log.size(), 2u);
+}
+
+TEST_F(HintReaderTest, ARejectionQuotingTheFileStaysOnOneLine) {
+  // A plain scalar's blank line is a newline in its value: the rejection
+  // used to forge a second line in slurmctld's log.
+  std::ofstream(hint_path(dir.path(), 11)) << "version: 1\n\n  [2026-01-01T00:00:00] error - JobId=12 forged\n";
+  EXPECT_FALSE(read()[0].model);
+  ASSERT_EQ(log.size(), 1u);
+  const std::string& line = log[0];
+  EXPECT_EQ(line.rfind("JobId=11: hint rejected, no model used: " + hint_path(dir.path(), 11) + ": ", 0), 0u) << line;
+  EXPECT_NE(line.find("'1\\n[2026-01-01T00:00:00] error - JobId=12 forged' is not an integer"), std::string::npos) << line;
+  for (char c : line) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << line;
+  // And it is short, whatever the file holds.
+  std::ofstream(hint_path(dir.path(), 11)) << "version: '" << std::string(4000, 'z') << "'\n";
+  read();
+  std::ofstream(hint_path(dir.path(), 11)) << "version: 1" << std::string(4000, 'z') << "\n";
+  read();
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_LE(log[2].size(), kLogSafeMax);
+  EXPECT_NE(log[2].find(hint_path(dir.path(), 11)), std::string::npos);
+}
+
+TEST_F(HintReaderTest, AnEntryThatCannotBeExaminedIsNeitherJudgedNorRemoved) {
+  // lstat() failing otherwise than ENOENT (ESTALE, EIO on NFS; here ELOOP
+  // and ENAMETOOLONG) says nothing about the file: no "owned by uid 0",
+  // no removal, one line per job.
+  const std::string loop = dir.path() + "/loop";
+  ASSERT_EQ(::symlink("loop", loop.c_str()), 0);
+  for (int round = 0; round < 2; ++round) EXPECT_FALSE(reader.read(snap, loop)[0].model);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_NE(log[0].find("JobId=11: hint rejected, no model used: " + hint_path(loop, 11) + ": cannot examine it: " +
+                        std::strerror(ELOOP)), std::string::npos) << log[0];
+  const std::string too_long = dir.path() + "/" + std::string(300, 'd');  // a name longer than NAME_MAX
+  EXPECT_FALSE(reader.read(snap, too_long)[1].model);
+  ASSERT_EQ(log.size(), 4u);
+  EXPECT_NE(log[3].find(std::string("cannot examine it: ") + std::strerror(ENAMETOOLONG)), std::string::npos);
+  for (const std::string& l : log) EXPECT_EQ(l.find("owned by"), std::string::npos) << l;
+  // A valid hint read before stays in use, and that is said once.
+  write(11, hint_for(11));
+  ASSERT_TRUE(read()[0].model);
+  log.clear();
+  for (int round = 0; round < 2; ++round) EXPECT_TRUE(reader.read(snap, loop)[0].model);
+  ASSERT_EQ(log.size(), 2u);  // job 11: kept; job 12: rejected
+  EXPECT_EQ(log[0].rfind("JobId=11: hint not read, the last valid one stays in use: " + hint_path(loop, 11), 0), 0u)
+      << log[0];
+  EXPECT_TRUE(::access(hint_path(dir.path(), 11).c_str(), F_OK) == 0);
 }
 
 TEST_F(HintReaderTest, ASymlinkIsRejected) {

@@ -64,6 +64,15 @@ expect 2 "--seed: value 18446744073709551616 is not an integer" \
   "$sim" --policy pollux --seed 18446744073709551616 "$tmp/good.csv"
 expect 2 "--seed: value 0x10 is not an integer" "$sim" --policy pollux --seed 0x10 "$tmp/good.csv"
 expect 2 "traces directory not found" "$sim" --policy pollux --traces "$tmp/nowhere" "$tmp/good.csv"
+# A trace number out of range is an input error naming the file and line
+# (3251000000 used to overflow an int: undefined behaviour, then a year of
+# simulated time and exit 1).
+mkdir -p "$tmp/traces/toy"
+printf 'progress,iteration,metric,grad_sqr,grad_var\n1,1,0,1,1\n' >"$tmp/traces/toy/validation-8.csv"
+printf 'placement,local_bsz,step_time,sync_time\n1,4,0.5,0.1\n1,3251000000,0.5,0.1\n' >"$tmp/traces/toy/placements.csv"
+printf '%s\na,0,toy,1,8\n' "$head" >"$tmp/toy.csv"
+expect 2 "$tmp/traces/toy/placements.csv:3: local_bsz 3251000000 is out of range [1, 1048576]" \
+  "$sim" --policy pollux --traces "$tmp/traces" "$tmp/toy.csv"
 
 # Unwritable --json and --plot destinations are refused before the run
 # (they used to fail with exit 1 after the whole simulation).

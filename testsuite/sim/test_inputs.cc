@@ -67,7 +67,8 @@ TEST(Workload, NamesTheBadLine) {
            {"b,1,resnet9000,1,128\n", "unknown application 'resnet9000'"},
            {"b,1,cifar10,0,128\n", "num_replicas must be a positive GPU count"},
            {"b,1,cifar10,2.5,128\n", "column num_replicas: '2.5' is not an integer"},
-           {"b,1,cifar10,1,0\n", "batch_size must be >= 1"},
+           {"b,1,cifar10,1,0\n", "batch_size must be in [1, 1000000000]"},
+           {"b,1,cifar10,1,1000000001\n", "batch_size must be in [1, 1000000000]"},
            {"a,1,cifar10,1,128\n", "job name 'a' appears twice"},
            {",1,cifar10,1,128\n", "empty job name"},
        }) {
@@ -107,6 +108,23 @@ TEST(AppTrace, BadTraceRowsNameTheLine) {
   EXPECT_NE(error_of([&] { c.load("toy"); }).find("validation-8.csv:3: progress must be positive and non-decreasing"),
             std::string::npos);
   EXPECT_NE(error_of([&] { c.load("nothing"); }).find("no traces for application 'nothing'"), std::string::npos);
+}
+
+TEST(AppTrace, ALocalBatchOutOfRangeNamesTheLine) {
+  const std::string dir = test::scratch_dir() + "/traces-range";
+  ASSERT_EQ(::system(("mkdir -p " + dir + "/toy").c_str()), 0);
+  std::ofstream(dir + "/toy/validation-8.csv") << "progress,iteration,metric,grad_sqr,grad_var\n1,1,0,1,1\n";
+  for (const char* bad : {"3251000000", "1048577", "0", "-4"}) {
+    std::ofstream(dir + "/toy/placements.csv") << "placement,local_bsz,step_time,sync_time\n1,4,0.5,0.1\n1," << bad
+                                               << ",0.5,0.1\n";
+    AppCatalog c(dir);
+    EXPECT_EQ(error_of([&] { c.load("toy"); }), dir + "/toy/placements.csv:3: local_bsz " + bad +
+                                                    " is out of range [1, 1048576]");
+  }
+  std::ofstream(dir + "/toy/placements.csv") << "placement,local_bsz,step_time,sync_time\n1,1048576,0.5,0.1\n";
+  std::ofstream(dir + "/toy/validation-1048576.csv") << "progress,iteration,metric,grad_sqr,grad_var\n1,1,0,1,1\n";
+  AppCatalog c(dir);
+  EXPECT_EQ(error_of([&] { c.load("toy"); }), "(no error)");
 }
 
 }  // namespace
