@@ -56,6 +56,9 @@ struct ElasticJobSnapshot {
   std::string system_comment;     ///< as it was
   double begin_time = 0;          ///< the job's begin time (pending)
   bool completing = false;        ///< pending after a requeue, still cleaning up its last run
+  /// Pending after a requeue and done completing, but Slurm has not finished
+  /// the requeue (batch_requeue_fini): it still holds its last run's records.
+  bool requeue_unfinished = false;
 };
 
 /// A pending rigid job asking for GPUs, in Slurm's priority order.

@@ -93,6 +93,7 @@ Snapshot take_snapshot(double now) {
       e.system_comment = job->system_comment != nullptr ? job->system_comment : "";
       e.begin_time = job->details != nullptr ? static_cast<double>(job->details->begin_time) : 0.0;
       e.completing = IS_JOB_COMPLETING(job);
+      e.requeue_unfinished = requeue_unfinished(job);
       snap.jobs.push_back(std::move(e));
       continue;  // GPUs of a requeued elastic job still completing are about to be free
     }
