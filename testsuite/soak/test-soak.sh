@@ -11,6 +11,6 @@
 source "$POLLUX_SRC/testsuite/e2e/lib.sh"
 command -v mount >/dev/null || skip "mount not installed"
 exec "$POLLUX_SRC/contrib/soak/pollux-soak" --build "$POLLUX_BUILD" --seed "${POLLUX_SOAK_SEED:-1}" \
-  --resizes 30 --jobs 3 --epochs 120-250 --arrival-gap 3-15 --warmup 15 \
+  --resizes 20 --warmup 15 \
   --faults rank-kill:2,node:1,slurmd:1,ctld:2,spool-full:1,spool-ro:1,ckpt-full:1,ckpt-ro:1 \
   --fault-gap 2-6 --fault-wait 60 --fault-hold 30 --time-limit 480
