@@ -33,10 +33,11 @@ void Adapter::submit(AdaptRequest request) {
   cv_.notify_all();
 }
 
-void Adapter::flush() {
+std::string Adapter::flush() {
   std::unique_lock<std::mutex> lock(mu_);
   const long long target = submitted_;
   cv_.wait(lock, [&] { return done_ >= target; });
+  return write_error_;
 }
 
 std::optional<Proposal> Adapter::take_proposal() {
@@ -111,6 +112,8 @@ void Adapter::process(AdaptRequest& req) {
     else log(rank_, "hint file written again: %s", hint_path(spool_dir_, h.job_id).c_str());
     last_write_error_ = err;
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  write_error_ = err;
 }
 
 }  // namespace pollux::agent_detail

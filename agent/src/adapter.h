@@ -42,8 +42,9 @@ class Adapter {
 
   /// Queues a request; a newer one replaces one not yet started.
   void submit(AdaptRequest request);
-  /// Waits until every submitted request has been processed.
-  void flush();
+  /// Waits until every submitted request has been processed; returns why
+  /// the last hint could not be written ("" when it was, or none is).
+  std::string flush();
   std::optional<Proposal> take_proposal();
   std::optional<PerfParams> perf() const;
   void set_perf(const PerfParams& perf);
@@ -61,7 +62,8 @@ class Adapter {
   bool stop_ = false;
   std::optional<PerfParams> perf_;
   std::optional<Proposal> proposal_;
-  std::string last_write_error_;
+  std::string last_write_error_;  // the worker's own
+  std::string write_error_;       // the same, for flush() (under mu_)
   std::thread thread_;
 };
 

@@ -368,17 +368,24 @@ struct Agent::Impl {
       if (rank == 0) log(rank, "no checkpoint (%s), so no requeue acknowledgement; training goes on", failure.c_str());
       return StepAction::kContinue;
     }
+    bool acked = true;
     if (rank == 0) {
       last_checkpoint = HintCheckpoint{step, unix_now(), opt.requeue_mode == RequeueMode::kWait};
       publish(false, AdaptRequest::Propose::kNo);
-      adapter->flush();  // the acknowledgement is on disk before we wait
+      // The acknowledgement is on disk before we wait, or we say why not.
+      if (const std::string err = adapter->flush(); !err.empty() && opt.requeue_mode == RequeueMode::kWait) {
+        acked = false;
+        log(rank, "checkpoint of step %lld committed, but its acknowledgement could not be written (%s): the "
+            "scheduler requeues the job once its checkpoint timeout passes; waiting up to %g s", step, err.c_str(),
+            opt.requeue_wait);
+      }
     }
     if (opt.requeue_mode == RequeueMode::kExit) {
       if (rank == 0 && opt.verbose >= 1)
         log(rank, "exiting with code %d for Slurm to requeue the job (RequeueExit)", opt.requeue_exit_code);
       return StepAction::kRequeueExit;
     }
-    if (rank == 0 && opt.verbose >= 1)
+    if (rank == 0 && acked && opt.verbose >= 1)
       log(rank, "checkpoint acknowledged in the hint; waiting up to %g s to be requeued", opt.requeue_wait);
     // Slurm's requeue ends this process; if it does not come, resume.
     const Clock::time_point until =

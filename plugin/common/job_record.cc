@@ -74,6 +74,11 @@ bool held_by_pollux(const job_record_t* job) {
   return new_elastic_job(job);
 }
 
+bool requeue_unfinished(const job_record_t* job) {
+  return IS_JOB_PENDING(job) && !IS_JOB_COMPLETING(job) && job->batch_flag != 0 && job->restart_cnt > 0 &&
+         job->node_bitmap != nullptr;
+}
+
 void set_pollux_hold(job_record_t* job, const char* reason) {
   job->priority = 0;
   job->state_reason = WAIT_HELD;

@@ -30,6 +30,15 @@ std::optional<JobState> pollux_state(const job_record_t* job);
 /// job clears that text (job_submit/pollux's job_modify), so it is not Pollux's.
 bool held_by_pollux(const job_record_t* job);
 
+/// A requeued batch job that Slurm left half-requeued: pending, done
+/// completing, yet still holding its last run's node bitmap, resources and
+/// GRES. Slurm 22.05 finishes a requeue (batch_requeue_fini()) when the
+/// job's last node reports its epilog; when that node is set DOWN instead,
+/// cleanup_completing() ends the completing phase without it, and a job
+/// started so is allocated over the stale records: its GPUs are then never
+/// freed on those nodes and the job waits for them forever.
+bool requeue_unfinished(const job_record_t* job);
+
 /// An elastic job sched/pollux has not seen yet: held at submission by
 /// job_submit/pollux (or submitted with -H: sched/pollux decides when an
 /// elastic job starts).

@@ -3,6 +3,7 @@
 #include "job_runnable.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/elastic.h"
 #include "slurm_raii.h"

@@ -70,6 +70,9 @@ struct ElasticJobSnapshot {
   int max_nodes_limit = 0;
   long long time_limit = 0;       ///< Slurm's time limit of this run, minutes (0: none)
   double end_time = 0;            ///< running: Slurm's EndTime of the job
+  /// Pending after a requeue and done completing, but Slurm has not finished
+  /// the requeue (batch_requeue_fini): it still holds its last run's records.
+  bool requeue_unfinished = false;
 };
 
 /// A pending rigid job asking for GPUs, in Slurm's priority order.
@@ -109,14 +112,18 @@ enum class Action {
   kHold,     ///< pending: hold it, no GPUs
   kRelease,  ///< pending: set its size to `alloc` (nodes, GPUs per node, tasks) and release it
   kSignal,   ///< running: SIGUSR1 to its steps, to checkpoint for a resize
-  kRequeue,  ///< running: requeue it, then as kRelease (or kHold when `alloc` is empty), begin now + 2 s
+  kRequeue,  ///< running: requeue it, then as kRelease (or kHold when `alloc` is empty), parked until the requeue finished
 };
 
 const char* action_name(Action action) noexcept;
 
+/// sched/pollux parks a job it requeues this far ahead (its begin time), so
+/// that Slurm never starts it before a round has seen the requeue finish;
+/// that round then sets the real begin time (enact.cc: early_begin).
+inline constexpr double kRequeueParking = 3600.0;
 /// Begin times up to this long after a requeue's phase change were set by
-/// the requeue (sched/pollux's gap, or Slurm's credential window), not by a user.
-inline constexpr double kRequeueWindow = 1800.0;
+/// the requeue (sched/pollux's parking, or Slurm's credential window), not by a user.
+inline constexpr double kRequeueWindow = kRequeueParking + 60.0;
 
 /// Why a pending elastic job cannot start now at any size, as the one-word
 /// `why` of its SystemComment: "held" (a user's or administrator's hold),

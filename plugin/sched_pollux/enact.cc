@@ -19,15 +19,29 @@ namespace {
 /// A requeued job may start again this long after the requeue: sooner, its
 /// new launch credential could carry the revocation's time stamp.
 constexpr double kRequeueGap = 2.0;
+/// sched/pollux parks a job it requeues this long ahead (its begin time),
+/// so that Slurm never starts it before a light round has seen the requeue
+/// finish; the round then sets the real begin time (early_begin). A begin
+/// time between kParkedFor and kRequeueParking ahead is such a parking: a
+/// job requeued by anyone else (a node failure, scontrol, the job itself)
+/// keeps Slurm's own wait (now + the credential lifetime + 1), which lets
+/// its nodes finish with the last run (a step restarted while its
+/// predecessor's slurmstepd still cleans up fails to launch: its PMIx socket
+/// is in use, and srun 22.05 then exits 0).
+constexpr double kParkedFor = 1800.0;
 
-// A requeued job that has finished cleaning up is held by Slurm until its
-// launch credential window passes (batch_requeue_fini: begin time = now +
-// cred_expire + 1); sched/pollux knows the job's old steps are gone.
+bool parked_by_pollux(const ElasticJobSnapshot& j, double now) {
+  return j.begin_time > now + kRequeueParking - kParkedFor && j.begin_time <= now + kRequeueParking + 1;
+}
+
+// The begin time of a job sched/pollux requeued and parked, once Slurm has
+// finished the requeue (its old steps, which sched/pollux knows are gone,
+// no longer hold it back).
 std::optional<double> early_begin(const ElasticJobSnapshot& j, const JobState& s, double now) {
-  if (j.running || j.completing || j.restarts == 0 || s.phase != Phase::kStarting) return std::nullopt;
-  const double begin = std::max(s.since + kRequeueGap, now + 1);
-  if (j.begin_time <= begin + 1 || j.begin_time > s.since + kRequeueWindow) return std::nullopt;
-  return begin;
+  if (j.running || j.completing || j.requeue_unfinished || j.restarts == 0 || s.phase != Phase::kStarting ||
+      !parked_by_pollux(j, now))
+    return std::nullopt;
+  return std::max(s.since + kRequeueGap, now + 1);
 }
 
 // update_job() for a size: min = max nodes, GPUs and tasks per node, the
@@ -99,7 +113,7 @@ bool needs_enact(const Snapshot& snap, const RoundResult& round) {
   for (const JobDecision& d : round.decisions) {
     const ElasticJobSnapshot& j = snap.jobs[d.job];
     if (d.action != Action::kNone || d.comment != j.system_comment || early_begin(j, d.state, snap.now) ||
-        d.expected_end > 0)
+        d.expected_end > 0 || j.requeue_unfinished)
       return true;
   }
   return false;
@@ -115,6 +129,14 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         !(j.running ? IS_JOB_RUNNING(job) : IS_JOB_PENDING(job))) {
       ++r.skipped;
       continue;
+    }
+    if (requeue_unfinished(job)) {
+      // What Slurm does when the job's last node reports its epilog; its
+      // node went DOWN instead (see requeue_unfinished()).
+      info("sched/pollux: JobId=%u: the node its requeue waited for went DOWN and Slurm left the requeue "
+           "unfinished: finishing it before the job starts again", job->job_id);
+      batch_requeue_fini(job);
+      ++r.requeues_finished;
     }
     int rc = SLURM_SUCCESS;
     std::string comment = d.comment;
@@ -150,7 +172,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         } else {
           refused(job, d, r, comment);
         }
-        if (job->details != nullptr) job->details->begin_time = now + static_cast<time_t>(kRequeueGap);
+        if (job->details != nullptr) job->details->begin_time = now + static_cast<time_t>(kRequeueParking);
         break;
     }
     if (rc != SLURM_SUCCESS) continue;  // the comment keeps the previous state: retried next round

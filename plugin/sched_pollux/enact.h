@@ -16,6 +16,7 @@ namespace pollux::sched {
 
 struct EnactReport {
   int held = 0, released = 0, signalled = 0, requeued = 0, comments = 0, restarted_early = 0;
+  int requeues_finished = 0;  ///< requeues Slurm left unfinished (requeue_unfinished()), finished here
   int skipped = 0;  ///< the job changed since the snapshot (ended, started, requeued by others)
   std::vector<std::string> errors;
   /// Sizes Slurm refused right after they were set (job_limits_check()):
@@ -29,7 +30,7 @@ struct EnactReport {
   };
   std::vector<Refusal> refusals;
   bool changed() const noexcept {
-    return held + released + signalled + requeued + comments + restarted_early > 0;
+    return held + released + signalled + requeued + comments + restarted_early + requeues_finished > 0;
   }
 };
 

@@ -135,6 +135,7 @@ Snapshot take_snapshot(double now) {
         e.allowed[n] = node_of[n] < usable.size() && usable[node_of[n]];
       if (std::find(e.allowed.begin(), e.allowed.end(), false) == e.allowed.end()) e.allowed.clear();
       if (pending && job->state_reason == WAIT_HELD && job->state_desc != nullptr) e.hold_text = job->state_desc;
+      e.requeue_unfinished = requeue_unfinished(job);
       snap.jobs.push_back(std::move(e));
       continue;  // GPUs of a requeued elastic job still completing are about to be free
     }

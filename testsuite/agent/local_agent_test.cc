@@ -470,6 +470,31 @@ TEST(LocalAgent, ResizeSignalCheckpointsAcknowledgesWaitsAndResumes) {
   EXPECT_EQ(app2.model_step, 7);
 }
 
+// The acknowledgement travels in the hint: when the hint cannot be written
+// (a full or read-only spool), the agent says so rather than claim it
+// (found by the soak: "checkpoint acknowledged in the hint" was logged).
+TEST(LocalAgent, AnAcknowledgementThatCannotBeWrittenIsReportedAsSuch) {
+  TempDir dir;
+  SlurmJob job("9010");
+  AgentOptions o = options(dir);
+  o.spool_dir = dir / "no-such-spool";
+  o.requeue_wait = 0.05;
+  o.verbose = 1;
+  App app;
+  auto a = attached(o, app);
+  std::vector<float> grad(10, 0.5f);
+  plain_step(*a, app, grad);
+  ::raise(SIGUSR1);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  plain_step(*a, app, grad);
+  EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("checkpoint of step 2 committed, but its acknowledgement could not be written"),
+            std::string::npos) << err;
+  EXPECT_EQ(err.find("checkpoint acknowledged in the hint"), std::string::npos) << err;
+}
+
 TEST(LocalAgent, ResizeInExitModeAcknowledgesAndTellsTheLoopToExit) {
   TempDir dir;
   SlurmJob job("9002");

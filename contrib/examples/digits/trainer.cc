@@ -83,6 +83,9 @@ std::optional<int> parse_options(int argc, char** argv, const char* description,
       ->check(CLI::Range(0.0, 60.0))->capture_default_str();
   app.add_option("--example-delay", o.example_delay, "and seconds more per example of its micro-batch")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--checkpoint-delay", o.checkpoint_delay,
+                 "seconds every rank's checkpoint callback also waits, as if saving a large model (fault tests)")
+      ->check(CLI::Range(0.0, 600.0))->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -106,6 +109,7 @@ int train(pollux::Agent& agent, Model& model, const Dataset& data, const Layout&
   // Data-parallel replicas hold identical parameters: rank 0 saves them,
   // every rank loads them.
   agent.on_checkpoint([&](const pollux::CheckpointContext& c) {
+    if (o.checkpoint_delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(o.checkpoint_delay));
     if (c.rank == 0) save_params(c.dir + "/" + kModelFile, layout, model.params());
   });
   agent.on_restore([&](const pollux::CheckpointContext& c) { model.set_params(load_params(c.dir + "/" + kModelFile, layout)); });

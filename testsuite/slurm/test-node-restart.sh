@@ -1,0 +1,59 @@
+#!/bin/bash
+# The local cluster's node faults are real: kill-node kills a node's slurmd
+# and every process of its jobs (batch script, srun, tasks), as a power
+# loss, so slurmctld marks the node DOWN and requeues the job; restart-node
+# brings the node back into service, and on a live node kills its slurmd
+# alone (a crash of the daemon), whose jobs' processes run on. (kill-node
+# used to find the jobs' processes by the cluster's marker in their
+# environment, which slurmstepd does not pass on: they lived on, and a
+# "failed" node kept training.)
+source "$(dirname "$0")/lib.sh"
+start_cluster "" --nodes 2 --gpus 1 --slurmd-timeout 5
+mkdir -p "$CLUSTER_DIR/jobs"
+# The processes of job $1 on node $2 of this cluster (slurmstepd names the
+# three in their environment: other tests' clusters have a job 1 on an n1
+# too); with a third argument only those slurmstepd started (the
+# batch script, the tasks), which live as long as the job: the job's
+# `sleep 1` come and go.
+procs_on() {
+  local p ppid
+  for p in /proc/[0-9]*; do
+    grep -qzx "SLURM_CONF=$SLURM_CONF" "$p/environ" 2>/dev/null && grep -qzx "SLURM_JOB_ID=$1" "$p/environ" 2>/dev/null &&
+      grep -qzx "SLURMD_NODENAME=$2" "$p/environ" 2>/dev/null || continue
+    if (($# > 2)); then
+      ppid=$(sed 's/.*) [A-Za-z] \([0-9]*\).*/\1/' "$p/stat" 2>/dev/null)
+      [[ $(cat "/proc/$ppid/comm" 2>/dev/null) == slurmstepd ]] || continue
+    fi
+    echo "${p#/proc/}"
+  done
+  return 0
+}
+job=$(sbatch --parsable --requeue -J r -N 2 -o "$CLUSTER_DIR/jobs/r.out" "$here/rigid-job.sh")
+on_both() { [[ $(job_state "$job") == RUNNING && -n $(procs_on "$job" n1 top) && -n $(procs_on "$job" n2 top) ]]; }
+wait_until 60 "job $job running on n1 and n2" on_both
+note "job $job: started by slurmstepd on n1: $(procs_on "$job" n1 top | wc -l) process(es), on n2: $(procs_on "$job" n2 top | wc -l)"
+
+# A crash of n2's slurmd alone: the job's processes there live on.
+before=$(procs_on "$job" n2 top | sort | tr '\n' ' ')
+cluster restart-node n2
+[[ $(procs_on "$job" n2 top | sort | tr '\n' ' ') == "$before" ]] || fail "restart-node n2 changed the job's processes on n2"
+[[ $(job_state "$job") == RUNNING ]] || fail "job $job is $(job_state "$job") after n2's slurmd restarted"
+
+# A power loss of n1: nothing of the job survives there; the node goes
+# DOWN, the job is requeued, and once n1 is back the job runs again.
+cluster kill-node n1
+gone() { [[ -z $(procs_on "$job" n1) ]]; }
+if ! gone; then
+  sleep 2  # a process that was being reaped
+  left=$(procs_on "$job" n1)
+  [[ -z $left ]] || fail "kill-node n1 left processes of job $job running: $(ps -o pid=,ppid=,stat=,args= -p "${left//$'\n'/,}")"
+fi
+down() { [[ $(scontrol show node n1) =~ State=DOWN ]]; }
+wait_until 60 "n1 marked DOWN" down
+requeued() { (($(restarts "$job") >= 1)); }
+wait_until 60 "job $job requeued" requeued
+cluster restart-node n1
+[[ ! $(scontrol show node n1) =~ State=DOWN ]] || fail "n1 is still DOWN after restart-node"
+wait_until 90 "job $job running again on n1 and n2" on_both
+note "job $job running again (restarts $(restarts "$job"))"
+note "ok"

@@ -1,0 +1,54 @@
+#!/bin/bash
+# Requeues sched/pollux did not finish quickly (found by the soak):
+#
+# 1. The plugin requeues a job (its checkpoint timed out) on a node that
+#    died but is not yet DOWN. Slurm 22.05 finishes a requeue when the
+#    job's last node reports its epilog; when that node is set DOWN instead
+#    it ends the completing phase without finishing it, and the job, started
+#    over its last run's records, left its GPUs counted on its new nodes
+#    for ever (GresUsed on an idle node) and never ran again. sched/pollux
+#    now parks the jobs it requeues until a light round has seen the requeue
+#    finish, and finishes it itself when Slurm did not.
+# 2. A job requeued by anyone else (here scontrol, as a job's own script
+#    does when a rank dies) keeps Slurm's wait (cred_expire + 1 s): started
+#    sooner, its step could collide with its last run's slurmstepd.
+source "$(dirname "$0")/lib.sh"
+start_cluster "pollux_checkpoint_timeout=5" --nodes 2 --gpus 1 --slurmd-timeout 8
+export POLLUX_TEST_PROFILED=16
+a=$(submit_elastic a -N 1-2 --gpus-per-node=1 --export=ALL,POLLUX_TEST_ACK_DELAY=1000)
+wait_until 60 "job $a running as decided" runs_as_decided "$a"
+victim=$(job_field "$a" BatchHost)
+checkpointing() { [[ $(phase "$a") == ckpt ]]; }
+wait_until 60 "job $a asked to checkpoint (to grow)" checkpointing
+note "job $a on $victim signalled ($(system_comment "$a")); killing $victim"
+cluster kill-node "$victim"
+requeued() { (($(restarts "$a") >= 1)); }
+wait_until 60 "job $a requeued after its checkpoint timed out" requeued
+down() { [[ $(scontrol show node "$victim") =~ State=DOWN ]]; }
+wait_until 90 "$victim marked DOWN" down
+moved() { [[ $(job_state "$a") == RUNNING && $(granted "$a") != *"$victim"* ]]; }
+wait_until 90 "job $a running again without $victim" moved
+note "job $a: $(granted "$a") | $(system_comment "$a")"
+grep -q "sched/pollux: JobId=$a: the node its requeue waited for went DOWN" "$CLUSTER_DIR/log/slurmctld.log" ||
+  fail "the scenario did not happen: no unfinished requeue of job $a was logged"
+if grep -E "bad node_offset|node offset invalid" "$CLUSTER_DIR/log/slurmctld.log"; then
+  fail "slurmctld's GRES records of job $a were corrupted"
+fi
+cluster restart-node "$victim"
+scancel "$a"
+idle_clean() {
+  local n
+  for n in n1 n2; do [[ $(scontrol show node -d "$n") =~ GresUsed=gpu:0 ]] || return 1; done
+}
+wait_until 60 "no GPU counted as used once job $a is gone" idle_clean
+
+# 2. An outside requeue keeps Slurm's wait.
+b=$(submit_elastic b -N 1-2 --gpus-per-node=1)
+wait_until 60 "job $b running as decided" runs_as_decided "$b"
+scontrol requeue "$b"
+at=$(date +%s)
+wait_until 60 "job $b running again" eval '[[ $(job_state "$b") == RUNNING && $(restarts "$b") -ge 1 ]]'
+waited=$(($(date +%s) - at))
+note "job $b started again ${waited}s after scontrol requeue"
+((waited >= 8)) || fail "job $b, requeued by scontrol, started again after ${waited}s, before Slurm's own wait (11 s)"
+note "ok"
