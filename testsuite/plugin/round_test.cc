@@ -477,7 +477,9 @@ TEST(Round, ABeginTimeInTheFutureBlocksUnlessARequeueSetIt) {
   j.restarts = 1;  // requeued by sched/pollux 5 s ago: Slurm's credential window
   j.state = state(Phase::kStarting, Alloc{1, 4, "n1"}, kNow - 5);
   EXPECT_EQ(cannot_start(j, kNow), "");
-  j.begin_time = kNow + 3600;  // set later, by someone else
+  j.begin_time = kNow - 5 + kRequeueParking;  // sched/pollux's own parking after its requeue
+  EXPECT_EQ(cannot_start(j, kNow), "");
+  j.begin_time = kNow - 5 + kRequeueWindow + 600;  // set later, by someone else
   EXPECT_EQ(cannot_start(j, kNow), "begin");
   j.running = true;
   EXPECT_EQ(cannot_start(j, kNow), "");
