@@ -205,14 +205,17 @@ class RoundThread {
   }
 
   // Slurm's jobs changed since the last round looked (last_job_update,
-  // which slurmctld bumps on every submission, update and end).
+  // which slurmctld bumps on every submission, update and end). It counts
+  // whole seconds: a change in the second of the last snapshot may have
+  // come after it (a job submitted right after a round started its
+  // neighbour), so that second is looked at once more.
   bool jobs_changed() {
     time_t t;
     {
       const SlurmctldLock lock(slurmctld_locks(NO_LOCK, READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK));
       t = last_job_update;
     }
-    return t != seen_job_update_;
+    return t != seen_job_update_ || t >= seen_at_;
   }
 
   // full: the periodic round (the policy sizes every job); arrivals: the
@@ -226,6 +229,7 @@ class RoundThread {
       const SlurmctldLock lock(slurmctld_locks(READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, READ_LOCK));
       snap = take_snapshot(static_cast<double>(std::time(nullptr)));
       seen_job_update_ = last_job_update;
+      seen_at_ = static_cast<time_t>(snap.now);
     }
     const double read_ms = ms_since(t0);
     const std::vector<JobInput> inputs = hints_.read(snap, params_.spool_dir);
@@ -314,6 +318,7 @@ class RoundThread {
   bool reconfig_ = true;  // the first thing the thread does: read the parameters
   bool in_flight_ = false;
   time_t seen_job_update_ = 0;
+  time_t seen_at_ = 0;  // the second of the last snapshot
   double next_sweep_ = 0;
   bool loaded_ = false;
   Params params_;

@@ -29,8 +29,16 @@ wait_until 90 "$victim marked DOWN" down
 moved() { [[ $(job_state "$a") == RUNNING && $(granted "$a") != *"$victim"* ]]; }
 wait_until 90 "job $a running again without $victim" moved
 note "job $a: $(granted "$a") | $(system_comment "$a")"
-grep -q "sched/pollux: JobId=$a: the node its requeue waited for went DOWN" "$CLUSTER_DIR/log/slurmctld.log" ||
+# Slurm 22.05 leaves this requeue unfinished; a later Slurm may finish it
+# itself (24.11 did): there the scenario need not happen, the rest must hold.
+slurm_version=$(scontrol --version)
+if grep -q "sched/pollux: JobId=$a: the node its requeue waited for went DOWN" "$CLUSTER_DIR/log/slurmctld.log"; then
+  note "sched/pollux finished the requeue that $slurm_version left unfinished"
+elif [[ $slurm_version == "slurm 22.05."* ]]; then
   fail "the scenario did not happen: no unfinished requeue of job $a was logged"
+else
+  note "$slurm_version finished the requeue itself"
+fi
 if grep -E "bad node_offset|node offset invalid" "$CLUSTER_DIR/log/slurmctld.log"; then
   fail "slurmctld's GRES records of job $a were corrupted"
 fi
