@@ -93,6 +93,25 @@ def python(code, **env):
                           timeout=120, cwd=HERE)
 
 
+def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
+    # The hook's GPU path (_wide_dot) run on the CPU, against the chunked
+    # pass the CPU path uses, for each gradient dtype.
+    r = python("import torch\n"
+               "from pollux.torch.parallel import _wide_dot, _chunked, _sqnorm, _dot\n"
+               "g = torch.Generator().manual_seed(3)\n"
+               "for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):\n"
+               "    a = torch.randn(3 * 4096 + 17, generator=g).to(dt)\n"
+               "    b = torch.randn(3 * 4096 + 17, generator=g).to(dt)\n"
+               "    exact = a.double().square().sum().item(), (a.double() * b.double()).sum().item()\n"
+               "    got = _wide_dot(a, a).item(), _wide_dot(a, b).item(), _sqnorm(a).item(), _dot(a, b).item()\n"
+               "    assert _wide_dot(a, a).dtype == torch.float64\n"
+               "    print(dt, abs(got[0] / exact[0] - 1) < 1e-12, abs(got[1] - exact[1]) < 1e-9 * exact[0],\n"
+               "          abs(got[2] / exact[0] - 1) < 1e-5, abs(got[3] - exact[1]) < 1e-3 * exact[0])\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.split("\n")[:4]
+    assert len(lines) == 4 and all(line.endswith("True True True True") for line in lines), r.stdout
+
+
 def test_a_missing_agent_library_is_a_clear_error():
     r = python("import pollux\n"
                "try:\n    pollux.Agent(pollux.AgentOptions(init_batch=8))\n"
