@@ -12,6 +12,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+if os.environ.get("POLLUX_TEST_WEIGHTS_ONLY_LOAD") == "1" and "weights_only" in torch.load.__code__.co_varnames:
+    # torch >= 2.6 loads with weights_only=True unless told otherwise: the
+    # same default here, on older torch, so that the tests see what it does.
+    _load = torch.load
+
+    def _weights_only_by_default(*args, weights_only=True, **kwargs):
+        return _load(*args, weights_only=weights_only, **kwargs)
+
+    torch.load = _weights_only_by_default
+
 import pollux
 import pollux.torch as pt
 

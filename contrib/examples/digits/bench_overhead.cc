@@ -1,6 +1,10 @@
 // pollux-digits-bench: what the agent costs a training step.
+// pollux-digits-bench-cuda: the same on GPUs (this file compiled with
+// DIGITS_BENCH_CUDA: the CUDA model, the agent's CUDA backend, and the
+// plain step's all-reduce by NCCL on the training stream, which each
+// timed block ends by synchronising).
 //
-// Runs the digits CPU trainer's step two ways on the same ranks, in
+// Runs the digits trainer's step two ways on the same ranks, in
 // alternating rounds: "plain" (forward/backward, MPI_Allreduce, SGD) and
 // "agent" (the same through the agent's step protocol: norms before and
 // after the all-reduce, the per-step packet, profiling, the adaptation
@@ -18,8 +22,18 @@
 #include <vector>
 
 #include "dataset.h"
+#ifdef DIGITS_BENCH_CUDA
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <stdexcept>
+
+#include "mlp_cuda.h"
+#include "pollux/agent_cuda.h"
+#else
 #include "mlp_cpu.h"
 #include "pollux/agent_mpi.h"
+#endif
 
 namespace {
 
@@ -62,7 +76,26 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const digits::Dataset ds = digits::load_digits(data);
   const digits::Layout layout{hidden};
+#ifdef DIGITS_BENCH_CUDA
+  // One GPU per rank (its rank on the node), a plain NCCL communicator for
+  // the plain step; the agent makes its own.
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) throw std::runtime_error("no CUDA device visible");
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  cudaSetDevice((local ? std::atoi(local) : 0) % devices);
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  ncclUniqueId id;
+  if (rank == 0) ncclGetUniqueId(&id);
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  ncclComm_t nccl = nullptr;
+  if (ncclCommInitRank(&nccl, size, id, rank) != ncclSuccess) throw std::runtime_error("ncclCommInitRank failed");
+  auto model = digits::make_cuda_mlp(ds, layout, 1, stream);
+  auto sync = [&] { cudaStreamSynchronize(stream); };
+#else
   auto model = digits::make_cpu_mlp(ds, layout, 1);
+  auto sync = [] {};
+#endif
   const std::vector<float> init = model->params();
 
   ::setenv("SLURM_JOB_ID", "999999", 0);  // so that the hint is written, as in a job
@@ -72,7 +105,11 @@ int main(int argc, char** argv) {
   opt.spool_dir = spool;
   opt.checkpoint_dir = spool + "/pollux-bench-ckpt";
   opt.verbose = 0;
+#ifdef DIGITS_BENCH_CUDA
+  auto agent = pollux::make_cuda_agent(MPI_COMM_WORLD, stream, opt);
+#else
   auto agent = pollux::make_mpi_agent(MPI_COMM_WORLD, opt);
+#endif
 
   digits::ExampleOrder order(ds.n_train(), 1);
   std::vector<int> idx(static_cast<std::size_t>(atomic));
@@ -86,10 +123,16 @@ int main(int argc, char** argv) {
     model->compute_gradient(idx);
     pollux::GradientBuffer g = model->gradient();
     float* x = static_cast<float*>(g.data);
+#ifdef DIGITS_BENCH_CUDA
+    // The mean is folded into the learning rate: no pass of its own.
+    ncclAllReduce(x, x, g.count, ncclFloat, ncclSum, nccl, stream);
+    model->sgd_step(0.05 / size);
+#else
     MPI_Allreduce(MPI_IN_PLACE, x, static_cast<int>(g.count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     const float inv = 1.0f / size;
     for (std::size_t i = 0; i < g.count; ++i) x[i] *= inv;
     model->sgd_step(0.05);
+#endif
   };
   auto agent_step = [&] {
     batch();
@@ -104,9 +147,11 @@ int main(int argc, char** argv) {
   auto timed = [&](auto&& step) {
     model->set_params(init);
     for (int i = 0; i < warmup; ++i) step();
+    sync();
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime(), c0 = cpu_seconds();
     for (int i = 0; i < steps; ++i) step();
+    sync();  // a GPU's steps are done
     double t[2] = {(MPI_Wtime() - t0) / steps, (cpu_seconds() - c0) / steps};
     MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return Timing{t[0], t[1]};
@@ -128,6 +173,11 @@ int main(int argc, char** argv) {
                 100 * (aw / pw - 1), pc * 1e6, ac * 1e6, (ac - pc) * 1e6, 100 * (ac / pc - 1));
   }
   agent.reset();
+#ifdef DIGITS_BENCH_CUDA
+  model.reset();
+  ncclCommDestroy(nccl);
+  cudaStreamDestroy(stream);
+#endif
   MPI_Finalize();
   return 0;
 }

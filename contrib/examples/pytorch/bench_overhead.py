@@ -3,9 +3,12 @@
 PyTorch training step, and the agent's fitted step-time model against the
 measured step times (doc/benchmarks.md, "PyTorch: hook and agent overhead").
 
-    bench_overhead.py [--ranks 2] [--steps 40] [--rounds 6]
+    bench_overhead.py [--ranks 2] [--steps 40] [--rounds 6] [--backend gloo]
 
-Starts --ranks local processes (gloo, one CPU thread each). Each holds the
+Starts --ranks local processes (one CPU thread each; gloo on CPU, NCCL on
+a GPU, or --backend: two ranks on one GPU need gloo, NCCL refuses them).
+On a GPU both models, the batches and the norm pass are on it, and the
+plain step ends, as pollux.torch's does, by synchronising the GPU. Each holds the
 same MLP (784-1024-1024-10, 1.86 M parameters) twice: under plain
 DistributedDataParallel with a DataLoader and DistributedSampler, and
 under pollux.torch's ElasticDataParallel and ElasticDataLoader; it runs
@@ -48,7 +51,9 @@ def worker(args):
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel
 
-    env = pollux.init_process_group()
+    env = pollux.init_process_group(backend=args.backend)
+    dev = env.device
+    cuda = dev.type == "cuda"
     torch.manual_seed(0)
     n = 8192
     data = torch.utils.data.TensorDataset(torch.randn(n, 784), torch.randint(0, 10, (n,)))
@@ -60,9 +65,9 @@ def worker(args):
     per_rank = args.batch
     clock = time.perf_counter
     # Plain DDP, as a script would have it.
-    plain = mlp()
+    plain = mlp().to(dev)
     plain_opt = torch.optim.SGD(plain.parameters(), lr=0.01)
-    plain = DistributedDataParallel(plain)
+    plain = DistributedDataParallel(plain, device_ids=[dev] if cuda else None)
     sampler = torch.utils.data.DistributedSampler(data, shuffle=True)
     plain_loader = torch.utils.data.DataLoader(data, batch_size=per_rank, sampler=sampler)
     # pollux.torch: M0 = the same global batch.
@@ -85,8 +90,10 @@ def worker(args):
                 it = iter(plain_loader)
                 x, y = next(it)
             plain_opt.zero_grad()
-            F.cross_entropy(plain(x), y).backward()
+            F.cross_entropy(plain(x.to(dev)), y.to(dev)).backward()
             plain_opt.step()
+            if cuda:
+                torch.cuda.synchronize()  # the step is done, as pollux.torch's step waits for it
             times.append(clock() - t0)
         return times
 
@@ -96,7 +103,7 @@ def worker(args):
         while agent.step - start < steps:
             for x, y in loader:
                 opt.zero_grad()
-                F.cross_entropy(model(x), y).backward()
+                F.cross_entropy(model(x.to(dev)), y.to(dev)).backward()
                 opt.step()  # ends the agent's step on the last micro-batch
                 if agent.step - start > len(times):
                     now = clock()
@@ -106,7 +113,8 @@ def worker(args):
                         break
         return times
 
-    out = {"ranks": env.world_size, "params": params, "batch_per_rank": per_rank}
+    out = {"ranks": env.world_size, "params": params, "batch_per_rank": per_rank, "backend": env.backend,
+           "device": torch.cuda.get_device_name(dev) if cuda else "cpu", "torch": torch.__version__}
     # Wall time, and the process's CPU time (all its threads: the agent's,
     # gloo's), which other jobs preempting ours do not inflate.
     for name, clock in (("wall", time.perf_counter), ("cpu", time.process_time)):
@@ -123,11 +131,11 @@ def worker(args):
     # of the model's size (it makes two per step: before and after the
     # all-reduce).
     from pollux.torch.parallel import _sqnorm
-    g = torch.randn(params)
+    g = torch.randn(params, device=dev)
     passes = []
     for _ in range(30):
         t0 = clock()
-        _sqnorm(g).item()
+        _sqnorm(g).item()  # .item() waits for the GPU
         passes.append(clock() - t0)
     out["norm_pass_ms"] = 1e3 * statistics.median(passes)
 
@@ -155,6 +163,21 @@ def worker(args):
                     for c in configs]
     if env.rank == 0:
         print(json.dumps(out, indent=1))
+    if args.cprofile:
+        # Where a pollux.torch step's host time goes (rank 0's Python
+        # functions, by their own time), next to a plain DDP step's.
+        import cProfile
+        import pstats
+        agent.set_batch_config(per_rank, 0)  # the same batch as the plain step
+        run_pollux(5)
+        for name, run in (("plain", run_plain), ("pollux", run_pollux)):
+            prof = cProfile.Profile()
+            prof.enable()
+            run(args.cprofile)
+            prof.disable()
+            if env.rank == 0:
+                print(f"== cProfile: {args.cprofile} {name} steps, by own time")
+                pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(18)
 
 
 def main():
@@ -163,6 +186,9 @@ def main():
     p.add_argument("--steps", type=int, default=40, help="steps per block")
     p.add_argument("--rounds", type=int, default=6, help="alternating blocks of each")
     p.add_argument("--batch", type=int, default=64, help="examples per rank and step")
+    p.add_argument("--backend", choices=("gloo", "nccl"), help="default: NCCL on a GPU, else gloo")
+    p.add_argument("--cprofile", type=int, default=0, metavar="STEPS",
+                   help="then profile this many steps of each with cProfile (rank 0 prints)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:

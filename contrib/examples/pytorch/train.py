@@ -11,13 +11,17 @@ starts, at whatever size sched/pollux gives the job.
 
 Prints the lines contrib/demo and testsuite/e2e/check-training-log read
 (rank 0): "resumed step ...", "step N epoch E progress P/T replicas R
-batch B (AxS) lr_gain G loss L val_acc A", "checkpoint step ...", "final ...".
+batch B (AxS) lr_gain G loss L val_acc A", "checkpoint step ...", "final ...",
+then one "timing replicas R batch B (AxS) steps N step_median_ms T" line per
+configuration trained (wall time of an optimizer step, loader to the end of
+optimizer.step(), validation and checkpoints not counted).
 """
 # pollux first: importing it installs the agent's handler of the resize
 # signal, which may come while `import torch` still takes its seconds.
 import pollux.torch as pollux  # noqa: I001
 
 import argparse
+import statistics
 import sys
 import time
 
@@ -100,11 +104,13 @@ def main():
     target = o.epochs * len(train_set) / o.batch_size       # in M0 steps, as the agent counts progress
     val_loss, val_acc = float("nan"), 0.0
     first, last_step = True, agent.step
+    step_times = {}                                  # (replicas, batch, atomic, micro-steps) -> seconds
     for epoch in pollux.remaining_epochs_until(o.epochs):   # the first one restores the latest checkpoint
         if first and pollux.resumed():
             say(f"resumed step {agent.step} progress {agent.progress:.3f} samples {agent.samples_seen} "
                 f"replicas {agent.replicas} batch {agent.total_batch}")
         first, last_step = False, agent.step
+        t0 = time.perf_counter()
         for x, y in loader:
             delay = o.step_delay + o.example_delay * len(x)
             if delay > 0:
@@ -113,10 +119,12 @@ def main():
             loss = F.cross_entropy(model(x.to(dev)), y.to(dev))
             loss.backward()
             shape = (agent.atomic_batch, agent.accum_steps + 1)
+            config = (agent.replicas, agent.total_batch) + shape  # what this step trains with
             optimizer.step()                         # a no-op while gradients accumulate
             if agent.step == last_step:
                 continue
             step = last_step = agent.step
+            step_times.setdefault(config, []).append(time.perf_counter() - t0)
             if step % o.eval_every == 0:
                 val_loss, val_acc = evaluate()
             if step % o.log_every == 0:
@@ -128,9 +136,13 @@ def main():
                 say(f"checkpoint step {step} progress {agent.progress:.3f} samples {agent.samples_seen}")
             if agent.progress >= target:
                 break
+            t0 = time.perf_counter()
     val_loss, val_acc = evaluate()
     say(f"final step {agent.step} progress {agent.progress:.4f} samples {agent.samples_seen} "
         f"replicas {agent.replicas} val_loss {val_loss:.4f} val_acc {val_acc:.4f}")
+    for (replicas, batch, atomic, micro), times in sorted(step_times.items()):
+        say(f"timing replicas {replicas} batch {batch} ({atomic}x{micro}) steps {len(times)} "
+            f"step_median_ms {1e3 * statistics.median(times):.3f}")
     return 0
 
 

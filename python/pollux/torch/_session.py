@@ -110,7 +110,10 @@ class Session:
         torch.save(_rng_state(), os.path.join(path, _RNG_FILE.format(rank)))
 
     def load(self, path, rank, replicas, step):
-        state = torch.load(os.path.join(path, _STATE_FILE), map_location=self.env.device)
+        # Full loads (weights_only=False, torch >= 2.6 defaults to True):
+        # the state holds the RNGs' numpy and Python states and registered
+        # objects, and the files are the job's own (doc/pytorch.md, Limits).
+        state = _load(os.path.join(path, _STATE_FILE), map_location=self.env.device)
         if not isinstance(state, dict) or state.get("format") != 1:
             raise PolluxError(f"{path}/{_STATE_FILE}: not a pollux.torch checkpoint")
         self.model.module.load_state_dict(state["model"])
@@ -127,9 +130,9 @@ class Session:
             _load_into(obj, state["objects"][name], name)
         mine = os.path.join(path, _RNG_FILE.format(rank))
         if os.path.exists(mine):
-            _set_rng_state(torch.load(mine))
+            _set_rng_state(_load(mine))
         else:  # more replicas than before: a fresh stream per new rank
-            _set_rng_state(torch.load(os.path.join(path, _RNG_FILE.format(0))))
+            _set_rng_state(_load(os.path.join(path, _RNG_FILE.format(0))))
             torch.manual_seed(torch.initial_seed() + rank)
             random.seed(random.random() + rank)
 
@@ -246,6 +249,10 @@ def _load_into(obj, state, name):
         obj[:] = state
     else:
         raise TypeError(f"registered object {name!r}: cannot restore a {type(obj).__name__}")
+
+
+def _load(path, **kwargs):
+    return torch.load(path, weights_only=False, **kwargs)
 
 
 def _rng_state():

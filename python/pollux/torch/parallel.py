@@ -24,13 +24,26 @@ def _chunked(t, f):
     return total
 
 
+def _wide_dot(a, b):
+    """A GPU's way: a float64 copy and one dot product, 2-3 kernel launches
+    where the chunked pass needs about 8. On an H100 the chunked norms were
+    most of pollux.torch's 2-3 ms of host time per step (launches, not
+    bandwidth: doc/benchmarks.md, "GPU figures"); the copy is cheap there."""
+    x = a.reshape(-1).to(torch.float64)
+    return torch.dot(x, x if b is a else b.reshape(-1).to(torch.float64))
+
+
 def _sqnorm(t):
+    if t.is_cuda:
+        return _wide_dot(t, t)
     # Half-precision buckets are summed in float32, so they cannot overflow.
     wide = torch.float32 if t.dtype in (torch.float16, torch.bfloat16) else None
     return _chunked(t, lambda rows: torch.linalg.vector_norm(rows, dim=1, dtype=wide).to(torch.float64).square())
 
 
 def _dot(a, b):
+    if a.is_cuda:
+        return _wide_dot(a, b)
     return _chunked(a * b, lambda rows: rows.sum(dim=1, dtype=torch.float32 if a.dtype != torch.float64 else None))
 
 
