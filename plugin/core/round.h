@@ -71,6 +71,9 @@ struct ElasticJobSnapshot {
   /// The most GPUs its QOS and association limits allow (0: no limit below
   /// its range); the policy keeps to it as it keeps to max_nodes_limit.
   int max_gpus_limit = 0;
+  /// Blocked for its limits (blocker "limits"): Slurm's reason for its
+  /// smallest size, as squeue names it (e.g. "QOSMaxNodePerJobLimit"), for the log.
+  std::string limits_reason;
   long long time_limit = 0;       ///< Slurm's time limit of this run, minutes (0: none)
   double end_time = 0;            ///< running: Slurm's EndTime of the job
   /// Pending after a requeue and done completing, but Slurm has not finished

@@ -130,7 +130,10 @@ Snapshot take_snapshot(double now) {
       if (acct.max_nodes > 0 && (e.max_nodes_limit == 0 || acct.max_nodes < e.max_nodes_limit))
         e.max_nodes_limit = acct.max_nodes;
       e.max_gpus_limit = acct.max_gpus;
-      if (pending && e.blocker.empty() && !acct.refusal.empty() && !e.held_by_other) e.blocker = "limits";
+      if (pending && e.blocker.empty() && !acct.refusal.empty() && !e.held_by_other) {
+        e.blocker = "limits";
+        e.limits_reason = acct.refusal;
+      }
       // --- end QOS and association limits ---
       // A year or more is Slurm's stand-in for no limit (elastic jobs get one
       // from their resizes), not a limit.

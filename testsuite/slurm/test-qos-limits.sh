@@ -42,8 +42,8 @@ wait_rounds 3
 within_limit || fail "job $a left its size: $(job_state "$a") $(squeue -h -j "$a" -o %r) $(granted "$a"): $(system_comment "$a")"
 [[ $(restarts "$a") == "$restarts0" ]] || fail "job $a was requeued $(($(restarts "$a") - restarts0)) more times at the limit"
 blocked || fail "job $b: $(job_state "$b") $(system_comment "$b")"
-holds=$(log_count "JobId=$b: hold .*why=limits")
-((holds == 1)) || fail "job $b's hold for its limits logged $holds times"
+holds=$(log_count "JobId=$b: hold .*why=limits limit=QOSMaxNode")
+((holds == 1)) || fail "job $b's hold for its limits (QOSMaxNode...) logged $holds times: $(grep "JobId=$b:" "$CLUSTER_DIR/log/slurmctld.log" | tail -3)"
 [[ $(squeue -h -j "$b" -o %r) == *"QOS or association limits"* ]] || fail "job $b's reason: $(squeue -h -j "$b" -o %r)"
 note "QOS limits bound job $a at 2 GPUs; job $b held, why=limits"
 
@@ -59,7 +59,10 @@ at_user_limit() {
 }
 wait_until 90 "job $a grown to the user's 3 GPUs" at_user_limit
 c=$(submit_elastic c -N 1-2 --gpus-per-node=1 --qos=gpu2)
-c_blocked() { [[ $(job_state "$c") == PENDING && $(comment_key "$c" why) == limits && $(comment_key "$c" alloc) == 0 ]]; }
+c_blocked() {
+  [[ $(job_state "$c") == PENDING && $(comment_key "$c" why) == limits && $(comment_key "$c" alloc) == 0 ]] &&
+    (($(log_count "JobId=$c: hold .*why=limits limit=QOSMaxGRESPerUser") == 1))
+}
 wait_until 30 "job $c held for the user's limit" c_blocked
 wait_rounds 2
 at_user_limit || fail "job $a left the user's limit: $(job_state "$a") $(squeue -h -j "$a" -o %r) $(granted "$a"): $(system_comment "$a")"
