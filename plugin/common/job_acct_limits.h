@@ -18,8 +18,10 @@
 // each bounded by what the others hold now, so jobs sized in the same round
 // may together exceed a per-user or group limit (Slurm then starts the
 // first and keeps the next pending with its QOS reason until a round
-// sizes it anew); and for a running job refused by a group limit of its
-// QOS first, that QOS's per-job limit on the growth is not seen.
+// sizes it anew); and Slurm's test stops at the first limit exceeded (a
+// QOS's group, then per-job, then per-user limits, then the next QOS's and
+// the association's), so for a running job whose larger size a usage
+// limit refuses first, the per-job limits checked after it are not seen.
 // Every Slurm function called here exists with the same signature in
 // 22.05 .. 26.05.
 #ifndef POLLUX_SCHED_JOB_ACCT_LIMITS_H
