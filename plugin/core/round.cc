@@ -175,6 +175,7 @@ std::string hold_reason_for(const std::string& why) {
   if (why == "reservation") return "pollux: reservation not active";
   if (why == "partition") return "pollux: partition down or inactive";
   if (why == "refused") return "pollux: Slurm refused its size (BadConstraints)";
+  if (why == "limits") return "pollux: its QOS or association limits allow it no size";
   return "pollux: waiting for GPUs";
 }
 
@@ -307,6 +308,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       const int holds = placement_gpus(current[k]);
       info.max_replicas = std::min({j.range.max_gpus(), std::max({2 * in.max_profiled_replicas, holds, 1}),
                                     in.model ? std::max(in.model->max_gpus_by_batch(), holds) : INT_MAX});
+      if (j.max_gpus_limit > 0) info.max_replicas = std::min(info.max_replicas, j.max_gpus_limit);
       info.max_replicas = std::max(info.max_replicas, info.min_replicas);
       info.requested_gpus = j.range.max_gpus();
       info.allowed_nodes = j.allowed;

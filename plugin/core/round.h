@@ -68,6 +68,12 @@ struct ElasticJobSnapshot {
   /// every node), and the most nodes (0: no limit). The policy keeps to them.
   std::vector<bool> allowed;
   int max_nodes_limit = 0;
+  /// The most GPUs its QOS and association limits allow (0: no limit below
+  /// its range); the policy keeps to it as it keeps to max_nodes_limit.
+  int max_gpus_limit = 0;
+  /// Blocked for its limits (blocker "limits"): Slurm's reason for its
+  /// smallest size, as squeue names it (e.g. "QOSMaxNodePerJobLimit"), for the log.
+  std::string limits_reason;
   long long time_limit = 0;       ///< Slurm's time limit of this run, minutes (0: none)
   double end_time = 0;            ///< running: Slurm's EndTime of the job
   /// Pending after a requeue and done completing, but Slurm has not finished
@@ -128,7 +134,8 @@ inline constexpr double kRequeueWindow = kRequeueParking + 60.0;
 /// Why a pending elastic job cannot start now at any size, as the one-word
 /// `why` of its SystemComment: "held" (a user's or administrator's hold),
 /// the snapshot's blocker ("dependency", "dependency-never", "reservation",
-/// "partition", "refused": Slurm found the size it was given impossible), or "begin" (a begin time in the future that no requeue
+/// "partition", "refused": Slurm found the size it was given impossible,
+/// "limits": its QOS or association limits allow no size of its range), or "begin" (a begin time in the future that no requeue
 /// set). Empty when it can start. Such a job is left out of the round: it
 /// gets no GPUs, and those it was promised are free again.
 std::string cannot_start(const ElasticJobSnapshot& job, double now);

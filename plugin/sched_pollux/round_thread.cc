@@ -260,11 +260,14 @@ class RoundThread {
     log_refusals(snap, report);
     for (const JobDecision& d : result.decisions) {
       if (d.action == Action::kNone) continue;
-      info("sched/pollux: JobId=%u: %s %s why=%s (%s)", snap.jobs[d.job].job_id, action_name(d.action),
+      const ElasticJobSnapshot& j = snap.jobs[d.job];
+      // A job its QOS or association limits stop: which limit, as Slurm names it.
+      const std::string limit = d.state.why == "limits" && !j.limits_reason.empty() ? " limit=" + j.limits_reason : "";
+      info("sched/pollux: JobId=%u: %s %s why=%s%s (%s)", j.job_id, action_name(d.action),
            d.state.alloc.empty() ? "0 GPUs" : (std::to_string(d.state.alloc.nodes) + "x" +
                                                std::to_string(d.state.alloc.gpus_per_node) + " GPUs on " +
                                                d.state.alloc.node_list).c_str(),
-           d.state.why.c_str(), d.comment.c_str());
+           d.state.why.c_str(), limit.c_str(), d.comment.c_str());
     }
     // Slurm's main loop starts released jobs; kick it rather than wait for
     // its own interval (sched_interval, 60 s by default), also while a

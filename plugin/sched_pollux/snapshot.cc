@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/job_record.h"
+#include "common/job_acct_limits.h"
 #include "common/job_runnable.h"
 
 namespace pollux::sched {
@@ -124,6 +125,16 @@ Snapshot take_snapshot(double now) {
       // decides again, rather than a release every second.
       if (pending && state && job->state_reason == FAIL_BAD_CONSTRAINTS && e.blocker.empty()) e.blocker = "refused";
       e.max_nodes_limit = partition_max_nodes(job);
+      // --- QOS and association limits (job_acct_limits.h; branch qos) ---
+      const AcctLimits acct = acct_limits(job, e.range);
+      if (acct.max_nodes > 0 && (e.max_nodes_limit == 0 || acct.max_nodes < e.max_nodes_limit))
+        e.max_nodes_limit = acct.max_nodes;
+      e.max_gpus_limit = acct.max_gpus;
+      if (pending && e.blocker.empty() && !acct.refusal.empty() && !e.held_by_other) {
+        e.blocker = "limits";
+        e.limits_reason = acct.refusal;
+      }
+      // --- end QOS and association limits ---
       // A year or more is Slurm's stand-in for no limit (elastic jobs get one
       // from their resizes), not a limit.
       if (job->time_limit != INFINITE && job->time_limit != NO_VAL && job->time_limit < YEAR_MINUTES)

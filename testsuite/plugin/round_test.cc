@@ -335,7 +335,7 @@ TEST(Round, AJobHeldWhileItRunsKeepsItsSizeAndItsCheckpointIsCalledOff) {
 }
 
 TEST(Round, BlockedJobsAreHeldWithTheirReasonAndGetNoGpus) {
-  for (const char* why : {"dependency", "dependency-never", "reservation", "partition", "refused"}) {
+  for (const char* why : {"dependency", "dependency-never", "reservation", "partition", "refused", "limits"}) {
     Fixture f;
     ElasticJobSnapshot j = starting_job(7, on({{0, 4}}), f.snap.nodes);
     j.blocker = why;
@@ -381,6 +381,25 @@ TEST(Round, ThePolicyIsToldWhereAndHowLargeSlurmLetsAJobRun) {
   // An answer outside them is not used.
   f.policy.answer = {on({{0, 4}}), {}};
   EXPECT_NE(f.run().error.find("may not use"), std::string::npos);
+}
+
+TEST(Round, ThePolicyKeepsToAJobsQosAndAssociationLimits) {
+  Fixture f;
+  ElasticJobSnapshot j = pending_job(7);  // 1-4 x 4: up to 16 GPUs
+  j.max_gpus_limit = 2;                   // e.g. MaxTRESPerJob=gres/gpu=2
+  f.add(j);
+  ElasticJobSnapshot k = pending_job(8, {2, 4, 1});
+  k.max_gpus_limit = 1;  // below its minimum: the round never asks for less than it can use
+  f.add(k);
+  f.policy.answer = {on({{0, 2}}), {}};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 2u);
+  EXPECT_EQ(f.policy.seen_jobs[0].max_replicas, 2);
+  EXPECT_EQ(f.policy.seen_jobs[1].max_replicas, 2);  // its min_replicas (the snapshot blocks such a job)
+  // An answer above the limit is not used.
+  f.policy.answer = {on({{0, 4}}), {}};
+  EXPECT_FALSE(f.run().error.empty());
 }
 
 TEST(Round, AnArrivalsRoundSizesOnlyJobsWithoutGpusInWhatTheOthersLeave) {
