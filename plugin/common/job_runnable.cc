@@ -185,7 +185,7 @@ JobBounds job_bounds(job_record_t* job, int lo, int hi, int gpus, time_t now) {
   }
   // Node counts Slurm passes at one GPU per node: the first run of them
   // (at most kProbes counts are asked; above them MaxNodes still bounds).
-  constexpr int kProbes = 128;
+  constexpr int kProbes = 32;  // each is one job_limits_check() under the job write lock, every round
   int first = 0, last = 0;
   std::string why;
   for (int n = lo; n <= hi && n < lo + kProbes; ++n) {

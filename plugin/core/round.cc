@@ -340,6 +340,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       info.requested_gpus = j.range.max_gpus();
       info.allowed_nodes = j.allowed;
       if (range.max_nodes < j.range.max_nodes) info.max_nodes = range.max_nodes;
+      if (range.min_nodes > 1) info.min_nodes = range.min_nodes;
       if (j.running) info.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
       jobs.push_back(std::move(info));
     }

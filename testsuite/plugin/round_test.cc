@@ -429,6 +429,7 @@ TEST(Round, ThePolicyNeverProposesASizeSlurmRefuses) {
   EXPECT_EQ(seen.min_replicas, 2);
   EXPECT_EQ(seen.max_replicas, 6);
   EXPECT_EQ(seen.max_nodes, 3);
+  EXPECT_EQ(seen.min_nodes, 2);
   EXPECT_EQ(seen.speedup(1, 2), 0.0);  // below MinNodes
   EXPECT_EQ(seen.speedup(2, 6), 0.0);  // 3 GPUs per node
   EXPECT_GT(seen.speedup(2, 4), 0.0);
