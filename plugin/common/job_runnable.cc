@@ -82,7 +82,10 @@ std::vector<bool> usable_nodes(job_record_t* job, time_t now) {
   }
   // Reservations: the job's own gives it its nodes; others (MAINT, another
   // user's) keep theirs from it. The nodes sched/pollux set as its size are
-  // not asked about (Slurm would answer "busy" and stop looking).
+  // not asked about (Slurm would answer "busy" and stop looking). A job
+  // without a time limit is asked about as Slurm will start it, running
+  // for a year: a reservation next week keeps its nodes from it now (a
+  // shorter horizon would place it where select_nodes() then refuses it).
   bitstr_t* req = d->req_node_bitmap;
   d->req_node_bitmap = nullptr;
   bitstr_t* resv = nullptr;
