@@ -206,12 +206,15 @@ JobBounds job_bounds(job_record_t* job, int lo, int hi, int gpus, time_t now) {
     b.no_size = why.empty() ? "PartitionNodeLimit" : why;
     return b;
   }
-  if (last == lo + kProbes - 1) last = hi;
-  for_each_partition(job, [&](const part_record_t* part) {  // MaxNodes above the probes
-    if (part->max_nodes != INFINITE && part->max_nodes != NO_VAL && last > static_cast<int>(part->max_nodes) &&
-        static_cast<int>(part->max_nodes) >= first)
-      last = static_cast<int>(part->max_nodes);
-  });
+  if (last == lo + kProbes - 1 && last < hi) {  // above the probes: up to MaxNodes (the largest)
+    std::uint32_t most = 0;
+    bool no_limit = false;
+    for_each_partition(job, [&](const part_record_t* part) {
+      if (part->max_nodes == INFINITE || part->max_nodes == NO_VAL) no_limit = true;
+      else most = std::max(most, part->max_nodes);
+    });
+    last = no_limit ? hi : std::max(last, static_cast<int>(std::min<std::uint32_t>(most, static_cast<std::uint32_t>(hi))));
+  }
   // GPUs per node: the most that every count passes (the largest count
   // asks the most CPUs); fewer nodes when even one GPU each fails there.
   while (last >= first) {
