@@ -63,6 +63,14 @@ PolicyOptions policy_options(const SimOptions& o) {
 
 }  // namespace
 
+// SimOptions::min_nodes, as sched/pollux passes a partition's MinNodes: a
+// job not yet profiled at that scale may still take one GPU per node.
+static void apply_min_nodes(JobInfo& info, const SimOptions& options) {
+  if (options.min_nodes <= 1) return;
+  info.min_nodes = options.min_nodes;
+  info.max_replicas = std::max(info.max_replicas, options.min_nodes);
+}
+
 // sched/pollux's arrivals round (SimOptions::arrivals_tick): the policy
 // sizes the submitted, incomplete jobs that hold no GPUs, in what the
 // others leave; as in the plugin, each counts as at least one restart
@@ -83,6 +91,7 @@ static void arrivals_round(const Workload& workload, std::vector<SimJob>& jobs, 
     asked.push_back(i);
     JobInfo info = pollux_job_info(jobs[i], workload.jobs[i], i, now);
     info.age = std::max(info.age, options.restart_delay);
+    apply_min_nodes(info, options);
     infos.push_back(std::move(info));
   }
   bool room = false;
@@ -203,7 +212,10 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       active.push_back(i);
       current.push_back(alloc[i]);
       switch (kind) {
-        case Kind::kPollux: infos.push_back(pollux_job_info(jobs[i], w, i, now)); break;
+        case Kind::kPollux:
+          infos.push_back(pollux_job_info(jobs[i], w, i, now));
+          apply_min_nodes(infos.back(), options);
+          break;
         case Kind::kTiresias: infos.push_back(tiresias_job_info(jobs[i], w, i, now)); break;
         case Kind::kOptimus:
           infos.push_back(optimus_job_info(jobs[i], w, i, now, *caches[w.application], options.gpus_per_node));

@@ -35,6 +35,9 @@ struct SimOptions {
   /// GPUs, in the GPUs the others leave (no running job is re-allocated);
   /// full rounds still come every `interval`. Must divide `interval`.
   double arrivals_tick = 0;
+  /// Pollux: every job spans at least this many nodes when it runs (as a
+  /// Slurm partition's MinNodes does through JobInfo::min_nodes; 0: any).
+  int min_nodes = 0;
   /// Give up (std::runtime_error) when jobs are still running this long
   /// after the last submission.
   double max_runtime_after_last_submit = 365 * 86400.0;

@@ -167,6 +167,10 @@ int run_main(int argc, char** argv) {
                  "arrived or completed, size the jobs without GPUs in the free GPUs (0: off; must divide --interval)")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
+  app.add_option("--min-nodes", a.sim.min_nodes,
+                 "pollux: every job spans at least this many nodes when it runs (a Slurm partition's MinNodes)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
   app.add_option("--restart-delay", a.restart_delay, "seconds a re-allocation stalls a job")
       ->check(CLI::Range(0, 86400))
       ->capture_default_str();

@@ -34,6 +34,9 @@ std::string check_job(const std::vector<JobInfo>& jobs, std::size_t i, const Pla
     if (!job.allowed_nodes.empty() &&
         (static_cast<std::size_t>(s.node) >= job.allowed_nodes.size() || !job.allowed_nodes[static_cast<std::size_t>(s.node)]))
       return name + ": placed on node " + std::to_string(s.node) + ", which it may not use (allowed_nodes)";
+  if (gpus > 0 && static_cast<int>(p.size()) < job.min_nodes)
+    return name + ": uses " + std::to_string(p.size()) + " nodes, fewer than its min_nodes " +
+           std::to_string(job.min_nodes);
   if (job.max_nodes > 0 && static_cast<int>(p.size()) > job.max_nodes)
     return name + ": uses " + std::to_string(p.size()) + " nodes, more than its max_nodes " +
            std::to_string(job.max_nodes);

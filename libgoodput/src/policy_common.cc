@@ -44,6 +44,7 @@ void validate_round(const char* policy, const std::vector<JobInfo>& jobs,
         j.min_replicas < 0 || j.max_replicas < 0 || !std::isfinite(j.remaining_iterations))
       fail(policy, job_name(jobs, i) + " has a negative or non-finite field");
     if (j.max_nodes < 0) fail(policy, job_name(jobs, i) + " has a negative max_nodes");
+    if (j.min_nodes < 0) fail(policy, job_name(jobs, i) + " has a negative min_nodes");
     if (!j.allowed_nodes.empty() && j.allowed_nodes.size() != nodes.size())
       fail(policy, job_name(jobs, i) + " has allowed_nodes for " + std::to_string(j.allowed_nodes.size()) +
                        " nodes, not " + std::to_string(nodes.size()));

@@ -17,7 +17,7 @@
 //    max_replicas and max_nodes_per_job in a random node order; node
 //    capacity is granted in job order; uniform_gpus_per_node (not in the
 //    artifact) lowers a multi-node row to its smallest entry; rows below
-//    min_replicas are cleared.
+//    min_replicas or min_nodes are cleared.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -131,7 +131,8 @@ class Ga {
         }
       }
       const int total = placement_gpus(row);
-      if (total > 0 && (total < pb_.min_gpus(j) || total > pb_.max_gpus(j))) {
+      if (total > 0 && (total < pb_.min_gpus(j) || total > pb_.max_gpus(j) ||
+                        static_cast<int>(row.size()) < pb_.min_nodes(j))) {
         for (const NodeShare& c : row) used_[c.node] += c.gpus;
         row.clear();
       }

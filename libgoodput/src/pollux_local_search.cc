@@ -304,7 +304,8 @@ class LocalSearch {
     const int total = placement_gpus(p);
     const bool uniform_ok = !pb_.options().uniform_gpus_per_node || p.size() < 2 ||
                             std::all_of(p.begin(), p.end(), [&](const NodeShare& x) { return x.gpus == p.front().gpus; });
-    if (total > 0 && (total < pb_.min_gpus(j) || !uniform_ok)) p.clear();
+    if (total > 0 && (total < pb_.min_gpus(j) || static_cast<int>(p.size()) < pb_.min_nodes(j) || !uniform_ok))
+      p.clear();
     return p;
   }
 

@@ -56,6 +56,11 @@ PolluxProblem::PolluxProblem(const std::vector<JobInfo>& jobs, const std::vector
       for (char a : j.allowed) usable += a != 0;
       j.max_nodes = std::min(j.max_nodes, usable);
     }
+    // At least one GPU on each of its fewest nodes; never runs when it may
+    // not span that many.
+    j.min_nodes = std::max(in.min_nodes, 1);
+    j.min_gpus = std::max(j.min_gpus, j.min_nodes);
+    if (j.min_nodes > j.max_nodes || j.max_gpus < j.min_gpus) j.max_gpus = 0;
     const double d = options.restart_delay;
     j.penalty = in.age + d > 0 ? std::max(in.age - in.restarts * d, 0.0) / (in.age + d) : 1.0;
     j.current = normalize_placement(current[i]);

@@ -42,6 +42,8 @@ class PolluxProblem {
   int min_gpus(int j) const noexcept { return jobs_[j].min_gpus; }
   int max_gpus(int j) const noexcept { return jobs_[j].max_gpus; }
   int max_nodes(int j) const noexcept { return jobs_[j].max_nodes; }
+  /// Fewest nodes when it runs (JobInfo::min_nodes, at least 1).
+  int min_nodes(int j) const noexcept { return jobs_[j].min_nodes; }
   /// Whether j may use `node` (JobInfo::allowed_nodes).
   bool allowed(int j, int node) const noexcept {
     const std::vector<char>& a = jobs_[j].allowed;
@@ -71,7 +73,7 @@ class PolluxProblem {
   struct Job {
     int caller = 0;
     std::uint64_t id = 0;
-    int min_gpus = 1, max_gpus = 0, max_nodes = 0;
+    int min_gpus = 1, max_gpus = 0, max_nodes = 0, min_nodes = 1;
     double scale = 0;    // dominant share x #nodes / fair-share speedup
     double penalty = 1;  // restart factor
     const SpeedupFn* fn = nullptr;

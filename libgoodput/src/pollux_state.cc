@@ -73,7 +73,8 @@ bool ClusterState::allowed_multi(int j, int node) const noexcept {
 bool ClusterState::fits(int j, const Placement& p) const {
   const int total = placement_gpus(p);
   if (total == 0) return true;
-  if (total < pb_.min_gpus(j) || total > pb_.max_gpus(j) || static_cast<int>(p.size()) > pb_.max_nodes(j))
+  if (total < pb_.min_gpus(j) || total > pb_.max_gpus(j) || static_cast<int>(p.size()) > pb_.max_nodes(j) ||
+      static_cast<int>(p.size()) < pb_.min_nodes(j))
     return false;
   const bool multi = p.size() > 1;
   const bool uniform = pb_.options().uniform_gpus_per_node;
@@ -138,14 +139,14 @@ bool ClusterState::pack(int j, int gpus, Placement& out, int avoid) const {
   out.clear();
   if (gpus == 0) return true;
   if (gpus < pb_.min_gpus(j) || gpus > pb_.max_gpus(j)) return false;
-  const int one = best_fit(j, gpus, false, out, avoid);
+  const int one = pb_.min_nodes(j) > 1 ? -1 : best_fit(j, gpus, false, out, avoid);
   if (one >= 0) {
     out.push_back({one, gpus});
     return true;
   }
   const int max_nodes = pb_.max_nodes(j);
   if (pb_.options().uniform_gpus_per_node) {
-    for (int k = 2; k <= max_nodes; ++k)
+    for (int k = std::max(2, pb_.min_nodes(j)); k <= max_nodes; ++k)
       if (pack_even(j, gpus, k, out, avoid)) return true;
     out.clear();
     return false;
@@ -167,12 +168,16 @@ bool ClusterState::pack(int j, int gpus, Placement& out, int avoid) const {
     left -= a;
   }
   out = normalize_placement(std::move(out));
+  if (static_cast<int>(out.size()) < pb_.min_nodes(j)) {
+    out.clear();
+    return false;
+  }
   return true;
 }
 
 bool ClusterState::pack_even(int j, int gpus, int nodes, Placement& out, int avoid) const {
   out.clear();
-  if (nodes < 2 || nodes > pb_.max_nodes(j) || gpus % nodes != 0 || gpus / nodes > pb_.max_capacity() ||
+  if (nodes < 2 || nodes > pb_.max_nodes(j) || nodes < pb_.min_nodes(j) || gpus % nodes != 0 || gpus / nodes > pb_.max_capacity() ||
       gpus < pb_.min_gpus(j) || gpus > pb_.max_gpus(j))
     return false;
   while (static_cast<int>(out.size()) < nodes) {

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <type_traits>
+
+#include "compat_resv.h"
 #include "core/elastic.h"
 #include "slurm_raii.h"
 
 extern "C" {
 #include "src/slurmctld/node_scheduler.h"
-#include "src/slurmctld/reservation.h"
 }
 
 namespace pollux::sched {
@@ -52,7 +54,11 @@ std::string start_blocker(job_record_t* job) {
   return up ? "" : "partition";
 }
 
-std::vector<bool> usable_nodes(job_record_t* job) {
+namespace {
+
+// --- the job's usable nodes ---
+
+std::vector<bool> usable_nodes(job_record_t* job, time_t now) {
   const auto count = static_cast<std::size_t>(std::max(node_record_count, 0));
   std::vector<bool> usable(count, false);
   for_each_partition(job, [&](const part_record_t* part) {
@@ -60,7 +66,7 @@ std::vector<bool> usable_nodes(job_record_t* job) {
     for (std::size_t i = 0; i < count; ++i)
       if (bit_test(part->node_bitmap, static_cast<bitoff_t>(i))) usable[i] = true;
   });
-  const auto* d = job->details;
+  auto* d = job->details;
   if (d == nullptr) return usable;
   if (d->exc_node_bitmap != nullptr)
     for (std::size_t i = 0; i < count; ++i)
@@ -74,25 +80,33 @@ std::vector<bool> usable_nodes(job_record_t* job) {
     for (std::size_t i = 0; i < count; ++i) usable[i] = bit_test(bits, static_cast<bitoff_t>(i));
     bit_free(bits);
   }
+  // Reservations: the job's own gives it its nodes; others (MAINT, another
+  // user's) keep theirs from it. The nodes sched/pollux set as its size are
+  // not asked about (Slurm would answer "busy" and stop looking). A job
+  // without a time limit is asked about as Slurm will start it, running
+  // for a year: a reservation next week keeps its nodes from it now (a
+  // shorter horizon would place it where select_nodes() then refuses it).
+  bitstr_t* req = d->req_node_bitmap;
+  d->req_node_bitmap = nullptr;
+  bitstr_t* resv = nullptr;
+  const int rc = job_resv_nodes(job, now, &resv);
+  d->req_node_bitmap = req;
+  if (rc != SLURM_SUCCESS) {
+    std::fill(usable.begin(), usable.end(), false);
+  } else if (resv != nullptr) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (static_cast<bitoff_t>(i) >= bit_size(resv) || !bit_test(resv, static_cast<bitoff_t>(i))) usable[i] = false;
+  }
+  if (resv != nullptr) bit_free(resv);
   return usable;
 }
 
-int partition_max_nodes(const job_record_t* job) {
-  std::uint32_t most = 0;
-  bool unlimited = false;
-  for_each_partition(job, [&](const part_record_t* part) {
-    if (part->max_nodes == INFINITE || part->max_nodes == NO_VAL) unlimited = true;
-    else most = std::max(most, part->max_nodes);
-  });
-  return unlimited || most == 0 ? 0 : static_cast<int>(std::min<std::uint32_t>(most, kMaxNodes));
-}
+// --- Slurm's limits at a size ---
 
-std::string limits_refusal(job_record_t* job) {
-  if (job->details == nullptr || job->part_ptr == nullptr) return {};  // job_limits_check() aborts on these
-  const int reason = job_limits_check(&job, false);
-  if (reason == WAIT_NO_REASON) return {};
+std::string reason_name(int reason) {
   // The names squeue shows (Slurm's reason-string function was renamed in 25.x).
   switch (reason) {
+    case WAIT_NO_REASON: return {};
     case WAIT_PART_NODE_LIMIT: return "PartitionNodeLimit";
     case WAIT_PART_TIME_LIMIT: return "PartitionTimeLimit";
     case WAIT_PART_DOWN: return "PartitionDown";
@@ -103,5 +117,139 @@ std::string limits_refusal(job_record_t* job) {
     default: return "reason " + std::to_string(reason);
   }
 }
+
+std::uint32_t cpus_per_task(const job_record_t* job) {
+  const std::uint16_t c = job->details != nullptr ? job->details->cpus_per_task : 1;
+  return c == 0 || c == NO_VAL16 ? 1 : c;
+}
+
+// What job_limits_check() replaced in the copy's record belongs to the job,
+// as when Slurm calls it on the job: its priority factors (allocated on
+// first use) and, from 24.11, tres_per_task (swapped in, the job's old
+// string freed).
+void adopt_replaced(job_record_t* job, const job_record_t& copy) {
+  if (copy.prio_factors != job->prio_factors) job->prio_factors = copy.prio_factors;
+  if (copy.tres_per_task != job->tres_per_task) job->tres_per_task = copy.tres_per_task;
+}
+
+}  // namespace
+
+std::string limits_refusal(job_record_t* job) {
+  if (job->details == nullptr || job->part_ptr == nullptr) return {};  // job_limits_check() aborts on these
+  return reason_name(job_limits_check(&job, false));
+}
+
+std::string limits_refusal_at(job_record_t* job, int nodes, int gpus_per_node) {
+  if (job->details == nullptr) return {};
+  using Details = std::remove_pointer_t<decltype(job->details)>;
+  const std::uint32_t cpt = cpus_per_task(job);
+  const auto n = static_cast<std::uint32_t>(nodes), g = static_cast<std::uint32_t>(gpus_per_node);
+  std::string first;
+  bool passed = false;
+  for_each_partition(job, [&](part_record_t* part) {
+    if (passed || part == nullptr) return;
+    // Slurm's records are plain C structs: the copy shares every pointer,
+    // and differs only in the size (the fields enact.cc's update sets).
+    job_record_t copy = *job;
+    Details details = *job->details;
+    copy.details = &details;
+    copy.part_ptr = part;
+    details.min_nodes = details.max_nodes = n;
+    details.num_tasks = n * g;
+    details.ntasks_per_node = static_cast<std::uint16_t>(g);
+    details.min_cpus = details.orig_min_cpus = n * g * cpt;
+    details.pn_min_cpus = details.orig_pn_min_cpus = static_cast<std::uint16_t>(g * cpt);
+    job_record_t* ptr = &copy;
+    const std::string why = reason_name(job_limits_check(&ptr, false));
+    adopt_replaced(job, copy);
+    if (why.empty()) passed = true;
+    else if (first.empty()) first = why;
+  });
+  return passed ? std::string{} : first;
+}
+
+JobBounds job_bounds(job_record_t* job, int lo, int hi, int gpus, time_t now) {
+  JobBounds b;
+  b.usable = usable_nodes(job, now);
+  if (job->details == nullptr || job->part_ptr == nullptr || lo < 1 || hi < lo || gpus < 1) return b;
+  // MaxCPUsPerNode (the most over its partitions): select_nodes() gives
+  // the job no more CPUs on a node, so no more GPUs than it has CPUs for.
+  std::uint32_t max_cpus = 0;
+  bool unlimited = false;
+  for_each_partition(job, [&](const part_record_t* part) {
+    if (part->max_cpus_per_node == INFINITE || part->max_cpus_per_node == NO_VAL) unlimited = true;
+    else max_cpus = std::max(max_cpus, part->max_cpus_per_node);
+  });
+  int g_max = gpus;
+  if (!unlimited) g_max = static_cast<int>(std::min<std::uint32_t>(static_cast<std::uint32_t>(gpus), max_cpus / cpus_per_task(job)));
+  if (g_max < 1) {
+    b.no_size = "MaxCPUsPerNode";
+    return b;
+  }
+  // Node counts Slurm passes at one GPU per node: the first run of them
+  // (at most kProbes counts are asked; above them MaxNodes still bounds).
+  constexpr int kProbes = 32;  // each is one job_limits_check() under the job write lock, every round
+  int first = 0, last = 0;
+  std::string why;
+  for (int n = lo; n <= hi && n < lo + kProbes; ++n) {
+    const std::string r = limits_refusal_at(job, n, 1);
+    if (r.empty()) {
+      if (first == 0) first = n;
+      last = n;
+    } else if (first != 0) {
+      break;
+    } else if (why.empty()) {
+      why = r;
+    }
+  }
+  if (first == 0) {
+    b.no_size = why.empty() ? "PartitionNodeLimit" : why;
+    return b;
+  }
+  if (last == lo + kProbes - 1 && last < hi) {  // above the probes: up to MaxNodes (the largest)
+    std::uint32_t most = 0;
+    bool no_limit = false;
+    for_each_partition(job, [&](const part_record_t* part) {
+      if (part->max_nodes == INFINITE || part->max_nodes == NO_VAL) no_limit = true;
+      else most = std::max(most, part->max_nodes);
+    });
+    last = no_limit ? hi : std::max(last, static_cast<int>(std::min<std::uint32_t>(most, static_cast<std::uint32_t>(hi))));
+  }
+  // GPUs per node: the most that every count passes (the largest count
+  // asks the most CPUs); fewer nodes when even one GPU each fails there.
+  while (last >= first) {
+    while (g_max > 1 && !limits_refusal_at(job, last, g_max).empty()) --g_max;
+    if (g_max > 1 || limits_refusal_at(job, last, 1).empty()) break;
+    --last;
+  }
+  if (last < first) {
+    b.no_size = why.empty() ? "PartitionConfig" : why;
+    return b;
+  }
+  if (first > lo) b.min_nodes = first;
+  if (last < hi) b.max_nodes = last;
+  if (g_max < gpus) b.max_gpus_per_node = g_max;
+  return b;
+}
+
+std::string limits_key(const job_record_t* job) {
+  std::string key;
+  auto add = [&](const auto& v) {
+    key += std::to_string(v);
+    key += ',';
+  };
+  for_each_partition(job, [&](const part_record_t* part) {
+    key += part->name != nullptr ? part->name : "";
+    key += ':';
+    add(part->min_nodes), add(part->max_nodes), add(part->max_time), add(part->max_cpus_per_node);
+    add(part->total_nodes), add(part->total_cpus), add(part->state_up), add(part->max_mem_per_cpu);
+  });
+  key += job->resv_name != nullptr ? job->resv_name : "";
+  key += ';';
+  add(job->qos_id);
+  key += job->account != nullptr ? job->account : "";
+  return key;
+}
+
 
 }  // namespace pollux::sched

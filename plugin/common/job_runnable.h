@@ -6,6 +6,7 @@
 #ifndef POLLUX_SCHED_JOB_RUNNABLE_H
 #define POLLUX_SCHED_JOB_RUNNABLE_H
 
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -32,18 +33,45 @@ std::string start_blocker(job_record_t* job);
 /// job's per-node counts) and the partition read lock.
 std::string limits_refusal(job_record_t* job);
 
-/// The nodes Slurm lets the job use at all, by node index (node_record_t::index):
-/// those of its partitions that take jobs, less --exclude, and with
-/// --constraint only those with the features active (valid_feature_counts(),
-/// slurmctld's own feature test). A node list the job was given (--nodelist,
-/// or a size sched/pollux set) is not a constraint here. Caller holds the
-/// job write lock (the feature test caches its node sets in the job's
-/// feature list), the node and partition read locks.
-std::vector<bool> usable_nodes(job_record_t* job);
+/// Slurm's verdict on the job at a size it does not have (n nodes, g GPUs
+/// and tasks on each, as enact.cc would set it): job_limits_check() run on
+/// a copy of the job's record set to that size, against each of its
+/// partitions; empty when some partition passes it, else the first reason.
+/// Locks as limits_refusal().
+std::string limits_refusal_at(job_record_t* job, int nodes, int gpus_per_node);
 
-/// The most nodes the job's partitions allow it (MaxNodes: the largest
-/// over its partitions), 0 when there is no limit. Partition read lock.
-int partition_max_nodes(const job_record_t* job);
+/// What Slurm lets an elastic job be given, before the policy chooses:
+/// where it may run and the sizes Slurm's own tests pass.
+struct JobBounds {
+  /// By node index (node_record_t::index): the nodes of its partitions that
+  /// take jobs, less --exclude, with --constraint only those with the
+  /// features active (valid_feature_counts()), and only those its
+  /// reservation gives it, or no active reservation keeps from it
+  /// (job_test_resv(), select_nodes()'s own test). A node list the job was
+  /// given (--nodelist, or a size sched/pollux set) is not a constraint here.
+  std::vector<bool> usable;
+  int min_nodes = 0;          ///< fewest nodes Slurm passes (0: no bound beyond the range)
+  int max_nodes = 0;          ///< most nodes (0: no bound)
+  int max_gpus_per_node = 0;  ///< most GPUs per node (0: no bound): MaxCPUsPerNode / CPUs per task
+  std::string no_size;        ///< Slurm passes no size in the range: why (squeue's reason)
+};
+
+/// The job's bounds within `range` (its elastic range): node counts and GPUs
+/// per node tested with limits_refusal_at() (partition MinNodes, MaxNodes,
+/// MaxTime, CPU and memory limits: whatever job_limits_check() tests), and
+/// each partition's MaxCPUsPerNode (select_nodes() enforces it per node).
+/// The sizes passed form one box [min_nodes, max_nodes] x [1,
+/// max_gpus_per_node] (Slurm's limits grow with the size). One place for
+/// every per-job bound: further limits (QOS, associations) narrow it here.
+/// Caller holds the job write lock (the feature and reservation tests
+/// update the job), the node and partition read locks.
+JobBounds job_bounds(job_record_t* job, int range_min_nodes, int range_max_nodes, int range_gpus_per_node,
+                     time_t now);
+
+/// What job_bounds() depends on besides the size: the job's partitions and
+/// their limits, its reservation, QOS and account. A
+/// size Slurm refused stays refused until this changes. Partition read lock.
+std::string limits_key(const job_record_t* job);
 
 }  // namespace pollux::sched
 

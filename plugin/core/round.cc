@@ -96,9 +96,11 @@ JobState base_state(const Snapshot& snap, const ElasticJobSnapshot& j) {
 // A running job that is not resized: held by a user or administrator (a
 // hold takes effect at a requeue), or with less of its time limit left
 // than two restarts cost.
+// A running job that Slurm would let restart at no size is not requeued either.
 bool pinned(const Snapshot& snap, const ElasticJobSnapshot& j, const Params& params) {
   if (!j.running) return false;
-  return j.held_by_other || time_left(j, base_state(snap, j), snap.now) < 2 * params.restart_penalty;
+  return j.held_by_other || time_left(j, base_state(snap, j), snap.now) < 2 * params.restart_penalty ||
+         !allowed_range(j);
 }
 
 // A job left out of the round (see cannot_start): a pending one gets no
@@ -123,7 +125,7 @@ JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& 
     st.why = cannot_start(j, snap.now);
     enter(Phase::kHeld);
     st.alloc = {};
-    d.hold_reason = hold_reason_for(st.why);
+    d.hold_reason = hold_reason_for(st.why, j.no_size.empty() ? "refused" : j.no_size);
     if (!j.held_by_other && !(j.held_by_pollux && j.hold_text == d.hold_reason)) d.action = Action::kHold;
   }
   const Placement& shown = j.running ? j.current : Placement{};
@@ -146,10 +148,29 @@ const char* action_name(Action action) noexcept {
   return "?";
 }
 
+std::optional<ElasticRange> allowed_range(const ElasticJobSnapshot& j) {
+  if (!j.no_size.empty()) return std::nullopt;
+  ElasticRange r = j.range;
+  if (j.min_nodes_limit > 0) r.min_nodes = std::max(r.min_nodes, j.min_nodes_limit);
+  if (j.max_nodes_limit > 0) r.max_nodes = std::min(r.max_nodes, j.max_nodes_limit);
+  if (j.max_gpus_per_node_limit > 0) r.gpus_per_node = std::min(r.gpus_per_node, j.max_gpus_per_node_limit);
+  for (const Size& s : j.refused) {
+    if (r.max_nodes < r.min_nodes || r.gpus_per_node < 1) break;
+    if (s.nodes > r.max_nodes || s.gpus_per_node > r.gpus_per_node) continue;  // already out
+    const long fewer_nodes = static_cast<long>(std::max(0, s.nodes - r.min_nodes)) * r.gpus_per_node;
+    const long fewer_gpus = static_cast<long>(r.max_nodes - r.min_nodes + 1) * std::max(0, s.gpus_per_node - 1);
+    if (fewer_nodes >= fewer_gpus) r.max_nodes = std::max(r.min_nodes, s.nodes) - 1;
+    else r.gpus_per_node = s.gpus_per_node - 1;
+  }
+  if (r.max_nodes < r.min_nodes || r.gpus_per_node < 1 || r.min_nodes < 1) return std::nullopt;
+  return r;
+}
+
 std::string cannot_start(const ElasticJobSnapshot& j, double now) {
   if (j.running) return {};
   if (j.held_by_other) return "held";
   if (!j.blocker.empty()) return j.blocker;
+  if (!allowed_range(j)) return "limits";
   if (j.begin_time > now) {
     // sched/pollux's own requeue, and Slurm's credential window after it,
     // set begin times that the enactment shortens (early_begin).
@@ -168,14 +189,14 @@ double expected_end(double now, const Params& params) {
   return now + params.interval + params.checkpoint_timeout + 60;
 }
 
-std::string hold_reason_for(const std::string& why) {
+std::string hold_reason_for(const std::string& why, const std::string& detail) {
+  if (why == "limits") return "pollux: no size Slurm allows" + (detail.empty() ? "" : " (" + detail + ")");
   if (why == "dependency") return "pollux: waiting for its dependency";
   if (why == "dependency-never") return "pollux: dependency never satisfied";
   if (why == "begin") return "pollux: waiting for its begin time";
   if (why == "reservation") return "pollux: reservation not active";
   if (why == "partition") return "pollux: partition down or inactive";
   if (why == "refused") return "pollux: Slurm refused its size (BadConstraints)";
-  if (why == "limits") return "pollux: its QOS or association limits allow it no size";
   return "pollux: waiting for GPUs";
 }
 
@@ -255,6 +276,12 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       keep[k] = j.current;
     else if (ph != Phase::kHeld)
       keep[k] = j.decided;
+    // A promise Slurm's bounds no longer allow is decided again (by an
+    // arrivals round too); a running job then keeps its size.
+    const int g = uniform_share(keep[k]);
+    if (!keep[k].empty() && keep[k] != j.current &&
+        (g <= 0 || !allowed_range(j)->allows(static_cast<int>(keep[k].size()), g)))
+      keep[k] = j.running ? j.current : Placement{};
   }
   // The policy's view of the present: running allocations first, then
   // promises (checkpointing, starting), each only while it still fits.
@@ -294,7 +321,6 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       const JobInput& in = inputs[sched[k]];
       JobInfo info;
       info.id = j.job_id;
-      info.speedup = range_speedup(in.model, j.range);
       info.submit_time = j.submit_time;
       info.age = std::max(0.0, snap.now - j.submit_time);
       // Pollux's restart factor, max(age - restarts D, 0) / (age + D), is 0
@@ -302,17 +328,20 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       // a round later anyway; a prompt round starts it now.
       if (arrivals_only) info.age = std::max(info.age, params.restart_penalty);
       info.restarts = j.restarts;
-      info.min_replicas = j.range.min_gpus();
+      const ElasticRange range = *allowed_range(j);  // jobs without one are outside
+      info.speedup = range_speedup(in.model, range);
+      info.min_replicas = range.min_gpus();
       // At most twice the scale profiled so far (Pollux): a job grows as its
       // hints show that it scales; it never has to shrink for want of a hint.
       const int holds = placement_gpus(current[k]);
-      info.max_replicas = std::min({j.range.max_gpus(), std::max({2 * in.max_profiled_replicas, holds, 1}),
+      info.max_replicas = std::min({range.max_gpus(), std::max({2 * in.max_profiled_replicas, holds, 1}),
                                     in.model ? std::max(in.model->max_gpus_by_batch(), holds) : INT_MAX});
       if (j.max_gpus_limit > 0) info.max_replicas = std::min(info.max_replicas, j.max_gpus_limit);
       info.max_replicas = std::max(info.max_replicas, info.min_replicas);
       info.requested_gpus = j.range.max_gpus();
       info.allowed_nodes = j.allowed;
-      if (j.max_nodes_limit > 0 && j.max_nodes_limit < j.range.max_nodes) info.max_nodes = j.max_nodes_limit;
+      if (range.max_nodes < j.range.max_nodes) info.max_nodes = range.max_nodes;
+      if (range.min_nodes > 1) info.min_nodes = range.min_nodes;
       if (j.running) info.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
       jobs.push_back(std::move(info));
     }
@@ -332,9 +361,10 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
           const std::size_t k = ask[x];
           const int g = uniform_share(out[x]);
           const int n = static_cast<int>(out[x].size());
-          if (g < 0 || (g > 0 && !snap.jobs[sched[k]].range.allows(n, g)))
+          const ElasticRange range = *allowed_range(snap.jobs[sched[k]]);
+          if (g < 0 || (g > 0 && !range.allows(n, g)))
             result.error = "the policy gave job " + std::to_string(snap.jobs[sched[k]].job_id) +
-                           " a size outside its range " + format_range(snap.jobs[sched[k]].range);
+                           " a size outside its range " + format_range(range);
         }
         if (result.error.empty())
           for (std::size_t x = 0; x < ask.size(); ++x) chosen[ask[x]] = std::move(out[x]);

@@ -37,6 +37,13 @@ struct NodeSnapshot {
   bool usable = true;    ///< new work may start here (up, not drained)
 };
 
+/// A job size: nodes, and GPUs on each.
+struct Size {
+  int nodes = 0;
+  int gpus_per_node = 0;
+  bool operator==(const Size& o) const noexcept { return nodes == o.nodes && gpus_per_node == o.gpus_per_node; }
+};
+
 /// An elastic job: one job_submit/pollux held at submission, or one that
 /// carries sched/pollux's state in its SystemComment.
 struct ElasticJobSnapshot {
@@ -63,17 +70,32 @@ struct ElasticJobSnapshot {
   /// empty when nothing but its size stops it.
   std::string blocker;
   std::string hold_text;          ///< pending and held: the reason text squeue shows
-  /// Where and how large Slurm lets the job run (its partitions, --exclude,
-  /// --constraint, MaxNodes): allowed[n] for this snapshot's node n (empty:
-  /// every node), and the most nodes (0: no limit). The policy keeps to them.
+  /// Where and how large Slurm lets the job run, from Slurm's own tests
+  /// before the policy chooses (job_runnable.h: job_bounds): allowed[n] for
+  /// this snapshot's node n (empty: every node; its partitions, --exclude,
+  /// --constraint, reservations), the fewest and most nodes and the most
+  /// GPUs per node (0: no bound beyond the job's range; partition MinNodes,
+  /// MaxNodes, MaxTime, MaxCPUsPerNode...). The policy keeps to them
+  /// (allowed_range()).
   std::vector<bool> allowed;
   int max_nodes_limit = 0;
-  /// The most GPUs its QOS and association limits allow (0: no limit below
-  /// its range); the policy keeps to it as it keeps to max_nodes_limit.
+  int min_nodes_limit = 0;
+  /// The most GPUs (all nodes together) its QOS and association limits
+  /// allow (0: no bound below its range; job_acct_limits.h).
   int max_gpus_limit = 0;
-  /// Blocked for its limits (blocker "limits"): Slurm's reason for its
-  /// smallest size, as squeue names it (e.g. "QOSMaxNodePerJobLimit"), for the log.
-  std::string limits_reason;
+  int max_gpus_per_node_limit = 0;
+  /// Slurm allows the job no size at all: its reason (e.g.
+  /// "PartitionTimeLimit", "QOSMaxNodePerJobLimit"); the job is left out of the round ("limits").
+  std::string no_size;
+  /// Sizes Slurm refused after sched/pollux set them (enact.cc), since the
+  /// job's partitions, limits or range last changed: never proposed again.
+  std::vector<Size> refused;
+  /// What the job's bounds depend on besides its size (job_runnable.h:
+  /// limits_key): refused sizes are forgotten when it changes.
+  std::string limits_key;
+  /// Slurm's main loop found the size sched/pollux set impossible
+  /// (Reason=BadConstraints): that size, to add to `refused`.
+  std::optional<Size> refused_now;
   long long time_limit = 0;       ///< Slurm's time limit of this run, minutes (0: none)
   double end_time = 0;            ///< running: Slurm's EndTime of the job
   /// Pending after a requeue and done completing, but Slurm has not finished
@@ -134,11 +156,18 @@ inline constexpr double kRequeueWindow = kRequeueParking + 60.0;
 /// Why a pending elastic job cannot start now at any size, as the one-word
 /// `why` of its SystemComment: "held" (a user's or administrator's hold),
 /// the snapshot's blocker ("dependency", "dependency-never", "reservation",
-/// "partition", "refused": Slurm found the size it was given impossible,
-/// "limits": its QOS or association limits allow no size of its range), or "begin" (a begin time in the future that no requeue
-/// set). Empty when it can start. Such a job is left out of the round: it
+/// "partition", "refused": Slurm found the size it was given impossible),
+/// "limits" (Slurm allows it no size: allowed_range()), or "begin" (a
+/// begin time in the future that no requeue set). Empty when it can start. Such a job is left out of the round: it
 /// gets no GPUs, and those it was promised are free again.
 std::string cannot_start(const ElasticJobSnapshot& job, double now);
+
+/// The sizes the policy may give the job: its range within Slurm's bounds
+/// (min/max nodes, max GPUs per node), less every size at least as large
+/// as one Slurm refused (in both nodes and GPUs per node: Slurm's limits
+/// grow with the size), kept a range by dropping whichever of the two
+/// dimensions loses fewer sizes. nullopt when no size is left (or no_size).
+std::optional<ElasticRange> allowed_range(const ElasticJobSnapshot& job);
 
 /// Seconds left of a running job's whole-life time limit; +inf without one.
 double time_left(const ElasticJobSnapshot& job, const JobState& state, double now);
@@ -151,8 +180,9 @@ double time_left(const ElasticJobSnapshot& job, const JobState& state, double no
 /// without a time limit; the plugin moves it on each round.
 double expected_end(double now, const Params& params);
 
-/// The hold reason squeue shows for a job sched/pollux holds because of `why`.
-std::string hold_reason_for(const std::string& why);
+/// The hold reason squeue shows for a job sched/pollux holds because of
+/// `why` (and, for "limits", Slurm's reason `detail`).
+std::string hold_reason_for(const std::string& why, const std::string& detail = "");
 
 struct JobDecision {
   std::size_t job = 0;  ///< index in Snapshot::jobs

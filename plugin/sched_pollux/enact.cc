@@ -87,8 +87,10 @@ std::string describe(const job_record_t* job, const char* what, int rc) {
 }
 
 // After a size was set: Slurm's own limits test, which its main loop makes
-// before it starts the job. A size it refuses is undone at once: the job
-// is held without GPUs, and the round after decides again.
+// before it starts the job (the bounds the policy was given come from the
+// same test: this is the safety net). A size it refuses is undone at once:
+// the job is held without GPUs, the round thread remembers the size
+// (never proposed again), and the arrivals round a second later decides again.
 bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::string& comment) {
   const std::string reason = limits_refusal(job);
   if (reason.empty()) return false;
@@ -102,7 +104,9 @@ bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::strin
                                            std::to_string(d.state.alloc.nodes) + "x" +
                                            std::to_string(d.state.alloc.gpus_per_node) + " GPUs on " +
                                            d.state.alloc.node_list + ": " + reason +
-                                           "; held without GPUs until a round finds a size Slurm accepts"});
+                                           "; held without GPUs, and never given this size again until its "
+                                           "partition, limits or range change",
+                        Size{d.state.alloc.nodes, d.state.alloc.gpus_per_node}});
   return true;
 }
 

@@ -27,6 +27,7 @@ struct EnactReport {
     std::uint32_t job = 0;
     std::string reason;   ///< Slurm's, as squeue names it
     std::string message;  ///< for the log
+    Size size;            ///< the size refused
   };
   std::vector<Refusal> refusals;
   bool changed() const noexcept {

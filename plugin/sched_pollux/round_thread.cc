@@ -232,6 +232,7 @@ class RoundThread {
       seen_at_ = static_cast<time_t>(snap.now);
     }
     const double read_ms = ms_since(t0);
+    apply_refused(snap);
     const std::vector<JobInput> inputs = hints_.read(snap, params_.spool_dir);
     if (full && snap.now >= next_sweep_) {
       next_sweep_ = snap.now + kSweepEvery;
@@ -262,7 +263,7 @@ class RoundThread {
       if (d.action == Action::kNone) continue;
       const ElasticJobSnapshot& j = snap.jobs[d.job];
       // A job its QOS or association limits stop: which limit, as Slurm names it.
-      const std::string limit = d.state.why == "limits" && !j.limits_reason.empty() ? " limit=" + j.limits_reason : "";
+      const std::string limit = d.state.why == "limits" && !j.no_size.empty() ? " limit=" + j.no_size : "";
       info("sched/pollux: JobId=%u: %s %s why=%s%s (%s)", j.job_id, action_name(d.action),
            d.state.alloc.empty() ? "0 GPUs" : (std::to_string(d.state.alloc.nodes) + "x" +
                                                std::to_string(d.state.alloc.gpus_per_node) + " GPUs on " +
@@ -295,22 +296,71 @@ class RoundThread {
       debug2("sched/pollux: transition round: lock hold: read %.3f ms, write %.3f ms", read_ms, write_ms);
   }
 
-  // Each job's refusal by Slurm is logged once per reason, not every round
-  // the policy tries it again.
+  // Sizes Slurm refused stay refused for the job (never proposed again)
+  // until its partitions, limits or range change; a job that Slurm allows
+  // no size is logged once per reason.
+  void apply_refused(Snapshot& snap) {
+    for (ElasticJobSnapshot& j : snap.jobs) {
+      auto it = refused_.find(j.job_id);
+      const std::string key = j.limits_key + "|" + format_range(j.range);
+      if (it != refused_.end() && it->second.key != key) {
+        refused_.erase(it);
+        it = refused_.end();
+      }
+      if (j.refused_now) {
+        if (it == refused_.end()) it = refused_.emplace(j.job_id, Refused{key, {}, {}}).first;
+        if (std::find(it->second.sizes.begin(), it->second.sizes.end(), *j.refused_now) == it->second.sizes.end()) {
+          error("sched/pollux: JobId=%u: Slurm found %dx%d GPUs impossible (BadConstraints); never given this size "
+                "again until its partition, limits or range change",
+                j.job_id, j.refused_now->nodes, j.refused_now->gpus_per_node);
+          it->second.sizes.push_back(*j.refused_now);
+        }
+      }
+      if (it != refused_.end()) j.refused = it->second.sizes;
+      std::string& logged = no_size_logged_[j.job_id];
+      if (!j.no_size.empty() && logged != j.no_size)
+        error("sched/pollux: JobId=%u: Slurm allows it no size of its range %s (%s): no GPUs until its partition, "
+              "limits or range change", j.job_id, format_range(j.range).c_str(), j.no_size.c_str());
+      logged = j.no_size;
+    }
+    forget_ended(snap, refused_);
+    forget_ended(snap, no_size_logged_);
+  }
+
+  // Each job's refusal by Slurm is logged once per reason, and its size is
+  // never proposed again (apply_refused).
   void log_refusals(const Snapshot& snap, const EnactReport& report) {
     for (const EnactReport::Refusal& f : report.refusals) {
-      std::string& last = refused_[f.job];
-      if (last != f.reason) error("sched/pollux: %s", f.message.c_str());
-      last = f.reason;
-    }
-    for (auto it = refused_.begin(); it != refused_.end();) {
-      const bool known = std::any_of(snap.jobs.begin(), snap.jobs.end(),
-                                     [&](const ElasticJobSnapshot& j) { return j.job_id == it->first; });
-      it = known ? std::next(it) : refused_.erase(it);
+      const ElasticJobSnapshot* j = nullptr;
+      for (const ElasticJobSnapshot& x : snap.jobs)
+        if (x.job_id == f.job) j = &x;
+      if (j == nullptr) continue;
+      auto it = refused_.find(f.job);
+      if (it == refused_.end())
+        it = refused_.emplace(f.job, Refused{j->limits_key + "|" + format_range(j->range), {}, {}}).first;
+      if (std::find(it->second.sizes.begin(), it->second.sizes.end(), f.size) == it->second.sizes.end())
+        it->second.sizes.push_back(f.size);
+      if (it->second.logged != f.reason) error("sched/pollux: %s", f.message.c_str());
+      it->second.logged = f.reason;
     }
   }
 
-  std::map<std::uint32_t, std::string> refused_;  // job -> the reason last logged
+  template <typename Map>
+  static void forget_ended(const Snapshot& snap, Map& map) {
+    for (auto it = map.begin(); it != map.end();) {
+      const bool known = std::any_of(snap.jobs.begin(), snap.jobs.end(),
+                                     [&](const ElasticJobSnapshot& j) { return j.job_id == it->first; });
+      it = known ? std::next(it) : map.erase(it);
+    }
+  }
+
+  struct Refused {
+    std::string key;          // the job's limits_key and range when refused
+    std::vector<Size> sizes;  // never proposed again while the key holds
+    std::string logged;       // the reason last logged
+  };
+  std::map<std::uint32_t, Refused> refused_;
+  std::map<std::uint32_t, std::string> no_size_logged_;  // job -> the no-size reason last logged
   static constexpr Clock::duration kTick = std::chrono::seconds(1);
   // Hints of ended jobs are removed once they are this old, checked as often.
   static constexpr double kSweepEvery = 3600;

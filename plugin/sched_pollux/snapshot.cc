@@ -124,23 +124,28 @@ Snapshot take_snapshot(double now) {
       // (Reason=BadConstraints): no GPUs until the next periodic round
       // decides again, rather than a release every second.
       if (pending && state && job->state_reason == FAIL_BAD_CONSTRAINTS && e.blocker.empty()) e.blocker = "refused";
-      e.max_nodes_limit = partition_max_nodes(job);
-      // --- QOS and association limits (job_acct_limits.h; branch qos) ---
-      const AcctLimits acct = acct_limits(job, e.range);
-      if (acct.max_nodes > 0 && (e.max_nodes_limit == 0 || acct.max_nodes < e.max_nodes_limit))
-        e.max_nodes_limit = acct.max_nodes;
-      e.max_gpus_limit = acct.max_gpus;
-      if (pending && e.blocker.empty() && !acct.refusal.empty() && !e.held_by_other) {
-        e.blocker = "limits";
-        e.limits_reason = acct.refusal;
-      }
-      // --- end QOS and association limits ---
+      e.limits_key = limits_key(job);
+      if (pending && state && job->state_reason == FAIL_BAD_CONSTRAINTS && !state->alloc.empty())
+        e.refused_now = Size{state->alloc.nodes, state->alloc.gpus_per_node};
       // A year or more is Slurm's stand-in for no limit (elastic jobs get one
       // from their resizes), not a limit.
       if (job->time_limit != INFINITE && job->time_limit != NO_VAL && job->time_limit < YEAR_MINUTES)
         e.time_limit = job->time_limit;
       e.end_time = static_cast<double>(job->end_time);
-      const std::vector<bool> usable = usable_nodes(job);
+      JobBounds bounds = job_bounds(job, e.range.min_nodes, e.range.max_nodes, e.range.gpus_per_node,
+                                    static_cast<time_t>(now));
+      e.min_nodes_limit = bounds.min_nodes;
+      e.max_nodes_limit = bounds.max_nodes;
+      e.max_gpus_per_node_limit = bounds.max_gpus_per_node;
+      e.no_size = std::move(bounds.no_size);
+      // QOS and association limits (job_acct_limits.h) narrow the bounds;
+      // a pending job they allow no size is told which limit.
+      const AcctLimits acct = acct_limits(job, e.range);
+      if (acct.max_nodes > 0 && (e.max_nodes_limit == 0 || acct.max_nodes < e.max_nodes_limit))
+        e.max_nodes_limit = acct.max_nodes;
+      e.max_gpus_limit = acct.max_gpus;
+      if (pending && e.no_size.empty() && !acct.refusal.empty()) e.no_size = acct.refusal;
+      const std::vector<bool>& usable = bounds.usable;
       e.allowed.assign(snap.nodes.size(), false);
       for (std::size_t n = 0; n < snap.nodes.size(); ++n)
         e.allowed[n] = node_of[n] < usable.size() && usable[node_of[n]];

@@ -1,5 +1,6 @@
-// Per-job limits a cluster scheduler imposes (JobInfo::allowed_nodes and
-// max_nodes: a job's partition, excluded nodes, the partition's MaxNodes):
+// Per-job limits a cluster scheduler imposes (JobInfo::allowed_nodes,
+// max_nodes and min_nodes: a job's partition, excluded nodes, the
+// partition's MaxNodes and MinNodes):
 // check_allocation names a breach, and Pollux, with either search, never
 // places a job outside them, even where that leaves GPUs idle or where the
 // job runs now.
@@ -34,12 +35,54 @@ TEST(JobLimits, CheckAllocationNamesThem) {
             std::string::npos);
 }
 
+TEST(JobLimits, CheckAllocationNamesMinNodes) {
+  const std::vector<NodeInfo> nodes{{4}, {4}, {4}};
+  JobInfo j = job(1, 12);
+  j.min_nodes = 2;
+  EXPECT_FALSE(check_allocation({j}, nodes, {{{1, 4}, {2, 4}}}, {}));
+  EXPECT_FALSE(check_allocation({j}, nodes, {{}}, {}));  // no GPUs at all is fine
+  EXPECT_NE(check_allocation({j}, nodes, {{{0, 4}}}, {}).value_or("").find("fewer than its min_nodes 2"),
+            std::string::npos);
+}
+
+TEST(JobLimits, PolluxNeverRunsAJobOnFewerThanItsMinNodes) {
+  // Job 1 needs at least 3 nodes; job 2 (any size) competes for them. On 4
+  // nodes of 4 GPUs, with and without uniform GPUs per node, each search
+  // gives job 1 no GPUs or >= 3 nodes, also when it runs on 1 node now.
+  const std::vector<NodeInfo> nodes{{4}, {4}, {4}, {4}};
+  JobInfo a = job(1, 16), b = job(2, 16);
+  a.min_nodes = 3;
+  for (SearchKind kind : {SearchKind::kLocal, SearchKind::kGenetic})
+    for (bool uniform : {false, true})
+      for (const Placement& now : {Placement{}, Placement{{0, 4}}}) {
+        SCOPED_TRACE(std::string(kind == SearchKind::kLocal ? "local" : "genetic") + (uniform ? " uniform" : ""));
+        PolicyOptions o;
+        o.search = kind;
+        o.interference_avoidance = false;
+        o.uniform_gpus_per_node = uniform;
+        const auto alloc = make_policy("pollux", o)->optimize({a, b}, nodes, {now, {}}, 0);
+        const auto err = check_allocation({a, b}, nodes, alloc, o);
+        EXPECT_FALSE(err) << *err;
+        EXPECT_TRUE(alloc[0].empty() || alloc[0].size() >= 3u);
+        // Alone it runs (on >= 3 nodes): the bound does not leave it idle.
+        const auto solo = make_policy("pollux", o)->optimize({a}, nodes, {now}, 0);
+        EXPECT_FALSE(check_allocation({a}, nodes, solo, o));
+        EXPECT_GE(solo[0].size(), 3u);
+      }
+  // A min_nodes it can never meet (above max_nodes): never runs.
+  a.max_nodes = 2;
+  EXPECT_TRUE(make_policy("pollux", {})->optimize({a}, nodes, {{}}, 0)[0].empty());
+}
+
 TEST(JobLimits, InconsistentLimitsAreRejected) {
   JobInfo j = job(1, 4);
   j.allowed_nodes = {true};
   EXPECT_THROW(make_policy("pollux", {})->optimize({j}, {{4}, {4}}, {{}}, 0), std::invalid_argument);
   j.allowed_nodes.clear();
   j.max_nodes = -1;
+  EXPECT_THROW(make_policy("pollux", {})->optimize({j}, {{4}, {4}}, {{}}, 0), std::invalid_argument);
+  j.max_nodes = 0;
+  j.min_nodes = -1;
   EXPECT_THROW(make_policy("pollux", {})->optimize({j}, {{4}, {4}}, {{}}, 0), std::invalid_argument);
 }
 

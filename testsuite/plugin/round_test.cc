@@ -402,6 +402,108 @@ TEST(Round, ThePolicyKeepsToAJobsQosAndAssociationLimits) {
   EXPECT_FALSE(f.run().error.empty());
 }
 
+TEST(Round, AllowedRangeIsTheRangeWithinSlurmsBoundsLessRefusedSizes) {
+  ElasticJobSnapshot j = pending_job(7, {1, 4, 4});
+  EXPECT_EQ(*allowed_range(j), (ElasticRange{1, 4, 4}));
+  j.min_nodes_limit = 2;          // partition MinNodes
+  j.max_nodes_limit = 3;          // MaxNodes
+  j.max_gpus_per_node_limit = 2;  // MaxCPUsPerNode / CPUs per task
+  EXPECT_EQ(*allowed_range(j), (ElasticRange{2, 3, 2}));
+  // Limits beyond the range change nothing.
+  j = pending_job(7, {2, 3, 2});
+  j.min_nodes_limit = 1, j.max_nodes_limit = 8, j.max_gpus_per_node_limit = 4;
+  EXPECT_EQ(*allowed_range(j), (ElasticRange{2, 3, 2}));
+  // A refused size takes every size at least as large in both dimensions,
+  // along the dimension that loses fewer: 3x1 of 1-4x4 -> 1-2x4 (8 sizes
+  // kept, not 4 of 1-4x... nothing at 1 GPU less).
+  j = pending_job(7, {1, 4, 4});
+  j.refused = {{3, 1}};
+  EXPECT_EQ(*allowed_range(j), (ElasticRange{1, 2, 4}));
+  j.refused = {{1, 3}};  // 1-4x2 (8 sizes) rather than nothing below 1 node
+  EXPECT_EQ(*allowed_range(j), (ElasticRange{1, 4, 2}));
+  j.refused = {{1, 3}, {4, 2}, {5, 1}};  // the last is already out
+  EXPECT_EQ(*allowed_range(j), (ElasticRange{1, 3, 2}));
+  j.refused = {{1, 1}};  // the smallest size: none left
+  EXPECT_FALSE(allowed_range(j));
+  j = pending_job(7, {2, 4, 4});
+  j.min_nodes_limit = 5;  // MinNodes above the range
+  EXPECT_FALSE(allowed_range(j));
+  j = pending_job(7);
+  j.no_size = "PartitionTimeLimit";
+  EXPECT_FALSE(allowed_range(j));
+}
+
+TEST(Round, ThePolicyNeverProposesASizeSlurmRefuses) {
+  Fixture f;
+  ElasticJobSnapshot j = pending_job(7);
+  j.min_nodes_limit = 2;
+  j.max_gpus_per_node_limit = 2;
+  j.refused = {{4, 1}};  // then at most 3 nodes
+  f.add(j);
+  f.policy.answer = {on({{0, 2}, {1, 2}})};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  const JobInfo& seen = f.policy.seen_jobs[0];
+  EXPECT_EQ(seen.min_replicas, 2);
+  EXPECT_EQ(seen.max_replicas, 6);
+  EXPECT_EQ(seen.max_nodes, 3);
+  EXPECT_EQ(seen.min_nodes, 2);
+  EXPECT_EQ(seen.speedup(1, 2), 0.0);  // below MinNodes
+  EXPECT_EQ(seen.speedup(2, 6), 0.0);  // 3 GPUs per node
+  EXPECT_GT(seen.speedup(2, 4), 0.0);
+  EXPECT_EQ(r.decisions[0].action, Action::kRelease);
+  // An answer outside the bounds is not used.
+  for (const Placement& bad : {on({{0, 4}}), on({{0, 3}, {1, 3}}), on({{0, 1}, {1, 1}, {2, 1}, {3, 1}})}) {
+    f.policy.answer = {bad};
+    EXPECT_FALSE(f.run().error.empty());
+  }
+}
+
+TEST(Round, AJobSlurmAllowsNoSizeGetsNoGpusAndSaysWhy) {
+  Fixture f;
+  ElasticJobSnapshot j = pending_job(7);
+  j.no_size = "PartitionTimeLimit";
+  f.add(j);
+  f.add(running_job(8, on({{0, 4}, {1, 4}}), f.snap.nodes));
+  f.snap.jobs[1].no_size = "PartitionTimeLimit";  // lowered under it: it keeps running at its size
+  f.policy.answer = {};
+  const RoundResult r = f.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_TRUE(f.policy.seen_jobs.empty());
+  ASSERT_EQ(r.decisions.size(), 2u);
+  for (const JobDecision& d : r.decisions) {
+    if (d.job == 0) {
+      EXPECT_EQ(d.action, Action::kHold);
+      EXPECT_EQ(d.state.why, "limits");
+      EXPECT_TRUE(d.state.alloc.empty());
+      EXPECT_EQ(d.hold_reason, "pollux: no size Slurm allows (PartitionTimeLimit)");
+    } else {
+      EXPECT_EQ(d.action, Action::kNone);
+      EXPECT_EQ(d.state.phase, Phase::kRunning);
+      EXPECT_EQ(d.state.alloc.nodes, 2);
+    }
+  }
+  // Refused sizes that leave none: held, Slurm's reason being a refusal.
+  f.snap.jobs[0].no_size.clear();
+  f.snap.jobs[0].refused = {{1, 1}};
+  const RoundResult r2 = f.run();
+  EXPECT_EQ(r2.decisions[0].hold_reason, "pollux: no size Slurm allows (refused)");
+}
+
+TEST(Round, APromiseSlurmNoLongerAllowsIsDecidedAgainInAnArrivalsRound) {
+  Fixture f;
+  ElasticJobSnapshot j = starting_job(7, on({{0, 4}, {1, 4}}), f.snap.nodes);
+  j.refused = {{2, 4}};  // -> 1-4x3
+  f.add(j);
+  f.policy.answer = {on({{0, 3}})};
+  const RoundResult r = plan_round(f.snap, f.inputs, f.params, &f.policy, true);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_EQ(r.decisions[0].action, Action::kRelease);
+  EXPECT_EQ(r.decisions[0].state.alloc.nodes, 1);
+}
+
 TEST(Round, AnArrivalsRoundSizesOnlyJobsWithoutGpusInWhatTheOthersLeave) {
   Fixture f;
   f.add(running_job(7, on({{0, 4}, {1, 4}}), f.snap.nodes));

@@ -120,6 +120,22 @@ TEST(ClusterSim, ArrivalsRoundsStartJobsBetweenFullRounds) {
   EXPECT_THROW(simulate(small_workload(), catalog(), o), std::runtime_error);
 }
 
+TEST(ClusterSim, MinNodesBoundsEveryPolluxAllocation) {
+  // Every job on at least 2 of the 2 nodes (a partition's MinNodes): each
+  // round's allocation passes check_allocation (the simulator throws
+  // otherwise), and every job still completes.
+  SimOptions o;
+  o.policy = "pollux";
+  o.nodes = 2;
+  o.min_nodes = 2;
+  o.policy_options.uniform_gpus_per_node = true;
+  o.policy_options.interference_avoidance = false;
+  const RunResult r = simulate(small_workload(), catalog(), o);
+  for (const JobOutcome& j : r.jobs) EXPECT_GT(j.jct, 0) << j.name;
+  o.arrivals_tick = 10;
+  EXPECT_NO_THROW(simulate(small_workload(), catalog(), o));
+}
+
 TEST(ClusterSim, SameInputsSameResults) {
   SimOptions o;
   o.policy = "tiresias";

@@ -3,10 +3,11 @@
 # situations 1 and 2): a partition's MaxNodes bounds an elastic job, also
 # one already running when the limit is lowered (it is resized within the
 # limit, not left pending with PartitionNodeLimit); a job in a partition of
-# some nodes runs only there, and so does one that excludes a node; and a
-# size Slurm refuses for a limit the policy is not told (here the
-# partition's MaxTime) is detected at once, logged once with the job and
-# Slurm's reason, and the job is held without GPUs instead of waiting.
+# some nodes runs only there, and so does one that excludes a node; Slurm's
+# own limits test bounds the sizes before the policy chooses (MinNodes,
+# MaxCPUsPerNode), so Slurm never refuses one; a job that limits leave no
+# size (MaxTime) gets no GPUs and says why, logged once; and reservations
+# restrict placement (issue 13).
 source "$(dirname "$0")/lib.sh"
 start_cluster
 nodes_of() { granted "$1" | wc -w; }
@@ -50,16 +51,51 @@ one_node() { runs_as_decided "$a" && (($(nodes_of "$a") == 1)); }
 wait_until 120 "job $a resized to 1 node" one_node
 note "job $a under MaxNodes=1: $(granted "$a")"
 
-# A limit the policy is not told: the partition's MaxTime below the job's
-# time limit. Slurm's own test refuses the size sched/pollux sets.
+# Limits that leave the job no size at all: the partition's MaxTime below
+# its time limit. Slurm's own test, asked before the policy runs, finds no
+# size: the job gets no GPUs, says why, and is logged once; no size is
+# ever proposed (nothing is refused after the fact).
 scontrol update PartitionName=half MaxTime=1
 d=$(submit_elastic d -p half -N 1-2 --gpus-per-node=4 --time=10)
-refused() { [[ $(comment_key "$d" why) == refused && $(job_state "$d") == PENDING ]]; }
 scancel "$c"
-wait_until 60 "job $d's size refused by Slurm" refused
-wait_rounds 3
-(($(log_count "JobId=$d: Slurm refuses .*PartitionTimeLimit") == 1)) ||
-  fail "the refusal of job $d was logged $(log_count "JobId=$d: Slurm refuses") times, not once"
-[[ $(job_state "$d") == PENDING ]] || fail "job $d: $(job_state "$d")"
+no_size() { [[ $(comment_key "$d" why) == limits && $(job_state "$d") == PENDING ]]; }
+wait_until 60 "job $d without GPUs: no size Slurm allows" no_size
+wait_rounds 2
+no_size || fail "job $d: $(job_state "$d"): $(system_comment "$d")"
+[[ $(squeue -h -j "$d" -o %r) == *"no size Slurm allows (PartitionTimeLimit)"* ]] ||
+  fail "job $d's reason: $(squeue -h -j "$d" -o %r)"
+(($(log_count "JobId=$d: Slurm allows it no size .*PartitionTimeLimit") == 1)) ||
+  fail "job $d's lack of a size was logged $(log_count "JobId=$d: Slurm allows it no size") times, not once"
 note "job $d: $(squeue -h -j "$d" -o %r) | $(system_comment "$d")"
+
+# Size bounds from Slurm's own tests: the partition's MinNodes and
+# MaxCPUsPerNode (one CPU per GPU: at most 2 GPUs per node). The job is
+# sized within them at once, and Slurm never refuses a size. (Job $b, left
+# no size by MaxTime, kept running at its size meanwhile; it goes, as two
+# distributed jobs may not share the partition's two nodes.)
+scancel "$b"
+scontrol update PartitionName=half MaxTime=INFINITE MinNodes=2 MaxCPUsPerNode=2
+bounded() {  # bounded JOB: runs as decided on 2 nodes, at most 2 GPUs each
+  local x
+  runs_as_decided "$1" && (($(nodes_of "$1") == 2)) || return 1
+  for x in $(granted "$1"); do ((${x#*:} <= 2)) || fail "job $1 got ${x#*:} GPUs on ${x%%:*} despite MaxCPUsPerNode=2"; done
+}
+wait_until 90 "job $d on 2 nodes of partition half, <= 2 GPUs each" bounded "$d"
+note "MinNodes=2 MaxCPUsPerNode=2: job $d: $(granted "$d")"
+(($(log_count "Slurm refuses|BadConstraints") == 0)) || fail "Slurm refused a size: $(grep -E 'Slurm refuses|BadConstraints' "$CLUSTER_DIR/log/slurmctld.log" | head -3)"
+scancel "$d"
+
+# Reservations: a job with --reservation runs only on its nodes, and a job
+# without one is moved off nodes reserved for others.
+scontrol update PartitionName=gpu MaxNodes=UNLIMITED
+scontrol create reservation ReservationName=r1 Nodes=n1,n2 Users=root StartTime=now Duration=60 Flags=IGNORE_JOBS
+e=$(submit_elastic e --reservation=r1 -N 1-4 --gpus-per-node=4)
+placed() {
+  on_only "$e" n1 n2 || fail "job $e (reservation r1) placed outside it: granted $(granted "$e"), decided $(decided "$e")"
+  runs_as_decided "$e" && runs_as_decided "$a" && on_only "$a" n3 n4
+}
+wait_until 120 "job $e in reservation r1, job $a outside it" placed
+wait_rounds 2
+placed || fail "job $e: $(granted "$e"); job $a: $(granted "$a")"
+note "reservation r1 (n1,n2): job $e: $(granted "$e"); job $a: $(granted "$a")"
 note "ok"

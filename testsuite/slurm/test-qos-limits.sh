@@ -44,7 +44,7 @@ within_limit || fail "job $a left its size: $(job_state "$a") $(squeue -h -j "$a
 blocked || fail "job $b: $(job_state "$b") $(system_comment "$b")"
 holds=$(log_count "JobId=$b: hold .*why=limits limit=QOSMaxNode")
 ((holds == 1)) || fail "job $b's hold for its limits (QOSMaxNode...) logged $holds times: $(grep "JobId=$b:" "$CLUSTER_DIR/log/slurmctld.log" | tail -3)"
-[[ $(squeue -h -j "$b" -o %r) == *"QOS or association limits"* ]] || fail "job $b's reason: $(squeue -h -j "$b" -o %r)"
+[[ $(squeue -h -j "$b" -o %r) == *"no size Slurm allows (QOSMaxNode"* ]] || fail "job $b's reason: $(squeue -h -j "$b" -o %r)"
 note "QOS limits bound job $a at 2 GPUs; job $b held, why=limits"
 
 # A per-user limit counts the user's running jobs: job a (running at 2)

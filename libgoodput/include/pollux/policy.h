@@ -61,6 +61,10 @@ struct JobInfo {
   /// The most nodes the job may span (e.g. its partition's limit), below
   /// PolicyOptions::max_nodes_per_job; 0 = only that option's limit.
   int max_nodes = 0;
+  /// The fewest nodes the job may span when it runs (e.g. its partition's
+  /// MinNodes, or its own minimum); 0 or 1 = any. Pollux gives it no GPUs
+  /// rather than fewer nodes; the baselines ignore it.
+  int min_nodes = 0;
 };
 
 enum class SearchKind {
