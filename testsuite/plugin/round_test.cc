@@ -335,7 +335,7 @@ TEST(Round, AJobHeldWhileItRunsKeepsItsSizeAndItsCheckpointIsCalledOff) {
 }
 
 TEST(Round, BlockedJobsAreHeldWithTheirReasonAndGetNoGpus) {
-  for (const char* why : {"dependency", "dependency-never", "reservation", "partition", "refused", "limits"}) {
+  for (const char* why : {"dependency", "dependency-never", "reservation", "partition", "refused"}) {
     Fixture f;
     ElasticJobSnapshot j = starting_job(7, on({{0, 4}}), f.snap.nodes);
     j.blocker = why;
