@@ -259,6 +259,7 @@ class RoundThread {
     for (const std::string& e : report.errors) error("sched/pollux: %s", e.c_str());
     log_refusals(snap, report);
     for (const JobDecision& d : result.decisions) {
+      if (!d.note.empty()) info("sched/pollux: JobId=%u: %s", snap.jobs[d.job].job_id, d.note.c_str());
       if (d.action == Action::kNone) continue;
       info("sched/pollux: JobId=%u: %s %s why=%s (%s)", snap.jobs[d.job].job_id, action_name(d.action),
            d.state.alloc.empty() ? "0 GPUs" : (std::to_string(d.state.alloc.nodes) + "x" +
