@@ -352,9 +352,11 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       info.submit_time = j.submit_time;
       info.age = std::max(0.0, snap.now - j.submit_time);
       // Pollux's restart factor, max(age - restarts D, 0) / (age + D), is 0
-      // for a job submitted a moment ago: the periodic round would start it
-      // a round later anyway; a prompt round starts it now.
-      if (arrivals_only) info.age = std::max(info.age, params.restart_penalty);
+      // for a job submitted (or requeued by Slurm) a moment ago after
+      // `restarts` restarts: the periodic round would start it a round
+      // later anyway; a prompt round starts it now (it holds no GPUs, so
+      // placing it restarts nothing).
+      if (arrivals_only) info.age = std::max(info.age, params.restart_penalty * (j.restarts + 1));
       info.restarts = j.restarts;
       info.min_replicas = j.range.min_gpus();
       // At most twice the scale profiled so far (Pollux): a job grows as its

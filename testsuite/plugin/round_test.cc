@@ -510,6 +510,9 @@ TEST(Round, AJobSlurmRequeuedAfterANodeFailedIsPlacedAfreshByTheArrivalsRound) {
   ASSERT_EQ(f.policy.seen_jobs.size(), 1u);  // asked at once: its old nodes are no promise
   EXPECT_TRUE(f.policy.seen_current[0].empty());
   EXPECT_EQ(f.policy.seen_nodes[1].gpus, 0);
+  // Its restart count does not make Pollux's restart factor 0 (the job
+  // holds nothing: placing it restarts nothing).
+  EXPECT_GE(f.policy.seen_jobs[0].age, 2 * f.params.restart_penalty);
   const JobDecision& d = r.decisions[0];
   EXPECT_EQ(d.action, Action::kRelease);  // no checkpoint waited for
   EXPECT_EQ(d.state.phase, Phase::kStarting);
