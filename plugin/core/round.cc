@@ -112,17 +112,28 @@ JobState base_state(const Snapshot& snap, const ElasticJobSnapshot& j) {
   return st;
 }
 
-// The nodes of an allocation that take no new work or are gone from the
-// cluster (comma-separated; empty when all are usable).
-std::string unusable_nodes(const Alloc& a, const std::vector<NodeSnapshot>& nodes) {
-  std::string out;
+// The snapshot's node of each name of an Alloc's node list (nullptr: not
+// in the snapshot).
+std::vector<std::pair<std::string_view, const NodeSnapshot*>> alloc_nodes(const Alloc& a,
+                                                                         const std::vector<NodeSnapshot>& nodes) {
+  std::vector<std::pair<std::string_view, const NodeSnapshot*>> out;
   std::string_view rest = a.node_list;
   while (!rest.empty()) {
     const auto comma = rest.find(',');
     const std::string_view name = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     const auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodeSnapshot& n) { return n.name == name; });
-    if (it != nodes.end() && it->usable) continue;
+    out.emplace_back(name, it == nodes.end() ? nullptr : &*it);
+  }
+  return out;
+}
+
+// The nodes of an allocation that take no new work or are gone from the
+// cluster (comma-separated; empty when all are usable).
+std::string unusable_nodes(const Alloc& a, const std::vector<NodeSnapshot>& nodes) {
+  std::string out;
+  for (const auto& [name, node] : alloc_nodes(a, nodes)) {
+    if (node != nullptr && node->usable) continue;
     if (!out.empty()) out += ',';
     out += name;
   }
@@ -254,14 +265,9 @@ Alloc to_alloc(const Placement& p, const std::vector<NodeSnapshot>& nodes) {
 Placement to_placement(const Alloc& a, const std::vector<NodeSnapshot>& nodes) {
   if (a.empty()) return {};
   Placement p;
-  std::string_view rest = a.node_list;
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    const std::string_view name = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    const auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodeSnapshot& n) { return n.name == name; });
-    if (it == nodes.end()) return {};
-    p.push_back({static_cast<int>(it - nodes.begin()), a.gpus_per_node});
+  for (const auto& [name, node] : alloc_nodes(a, nodes)) {
+    if (node == nullptr) return {};
+    p.push_back({static_cast<int>(node - nodes.data()), a.gpus_per_node});
   }
   p = normalize_placement(std::move(p));
   if (static_cast<int>(p.size()) != a.nodes) return {};
