@@ -88,6 +88,7 @@ std::string format_comment(const JobView& v, const JobState& s) {
          " alloc=" + format_alloc(s.alloc) + " since=" + std::to_string(static_cast<long long>(s.since)) +
          " submit=" + std::to_string(static_cast<long long>(s.submit));
   if (s.limit > 0) out += " limit=" + std::to_string(s.limit) + " used=" + std::to_string(s.used);
+  if (s.limit > 0 && s.run > 0) out += " run=" + std::to_string(static_cast<long long>(s.run));
   return out;
 }
 
@@ -140,6 +141,10 @@ std::optional<JobState> parse_comment(std::string_view comment) {
       long long t = 0;
       if (!parse_number(value, t) || t < 0) return std::nullopt;
       (key == "limit" ? s.limit : s.used) = t;
+    } else if (key == "run") {
+      long long t = 0;
+      if (!parse_number(value, t) || t < 0) return std::nullopt;
+      s.run = static_cast<double>(t);
     }  // the view's keys, and keys a newer version may add
   }
   if (!have_phase || !have_range || !have_alloc || !have_since) return std::nullopt;

@@ -6,6 +6,7 @@
 // survives a slurmctld restart without a state file of its own.
 //
 //   pollux: gpus=8 nodes=2 goodput=1234/s eff=0.81 speedup=5.2 bsz=2048x1 gns=512 why=grow | state=run range=1-4x4 alloc=2x4@n1,n2 since=1700000000 submit=1699999000
+//   (and limit=MIN used=SECONDS run=START with a time limit)
 //
 // Left of " | ": the scheduler's view for people (doc/man/sched_pollux.5).
 // Right of it: the state the plugin reads back each round.
@@ -60,6 +61,11 @@ struct JobState {
   /// sched/pollux gives each run what is left (limit=, used= when set).
   long long limit = 0;
   long long used = 0;
+  /// With a limit: Unix time the running job's current run started (0: none
+  /// running). A run that ends without sched/pollux's requeue (Slurm's after
+  /// a node failure, an operator's `scontrol requeue`) is added to `used`
+  /// from it when a round next sees the job pending (run= when set).
+  double run = 0;
 };
 
 /// The view part, for people.

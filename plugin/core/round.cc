@@ -82,15 +82,74 @@ const char* resize_reason(const Placement& from, const Placement& to) {
   return "move";
 }
 
+// With a time limit: the runs sched/pollux did not end itself count too
+// (its own requeue adds the run it ends, in plan_round). A running job's
+// run is recorded (run=); once the job is seen pending again, that run is
+// added up to its end (Slurm's EndTime of the requeue, else now). A run
+// that ended and was followed by another between two rounds is counted up
+// to the new run's start.
+void count_runs(const ElasticJobSnapshot& j, double now, JobState& st) {
+  if (j.running) {
+    if (st.run > 0 && j.start_time > st.run) st.used += static_cast<long long>(j.start_time - st.run);
+    st.run = j.start_time;
+  } else if (st.run > 0) {
+    const double end = j.end_time >= st.run && j.end_time <= now ? j.end_time : now;
+    st.used += static_cast<long long>(std::max(0.0, end - st.run));
+    st.run = 0;
+  }
+}
+
 // The job's state as this round starts: its previous one (or a new one), its
 // range and submission, and its whole-life time limit once first seen
-// (Slurm's limit of its first run, before sched/pollux gave any remainder).
+// (Slurm's limit of its first run, before sched/pollux gave any remainder)
+// with the time its runs used.
 JobState base_state(const Snapshot& snap, const ElasticJobSnapshot& j) {
-  JobState st = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, j.submit_time, "", 0, 0});
+  JobState st = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, j.submit_time, "", 0, 0, 0});
   st.range = j.range;
   st.submit = j.submit_time;
   if (st.limit == 0 && st.used == 0 && j.time_limit > 0) st.limit = j.time_limit;
+  if (st.limit > 0) count_runs(j, snap.now, st);
   return st;
+}
+
+// The snapshot's node of each name of an Alloc's node list (nullptr: not
+// in the snapshot).
+std::vector<std::pair<std::string_view, const NodeSnapshot*>> alloc_nodes(const Alloc& a,
+                                                                         const std::vector<NodeSnapshot>& nodes) {
+  std::vector<std::pair<std::string_view, const NodeSnapshot*>> out;
+  std::string_view rest = a.node_list;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    const auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodeSnapshot& n) { return n.name == name; });
+    out.emplace_back(name, it == nodes.end() ? nullptr : &*it);
+  }
+  return out;
+}
+
+// The nodes of an allocation that take no new work or are gone from the
+// cluster (comma-separated; empty when all are usable).
+std::string unusable_nodes(const Alloc& a, const std::vector<NodeSnapshot>& nodes) {
+  std::string out;
+  for (const auto& [name, node] : alloc_nodes(a, nodes)) {
+    if (node != nullptr && node->usable) continue;
+    if (!out.empty()) out += ',';
+    out += name;
+  }
+  return out;
+}
+
+// What the log says, once, about a job that Slurm (or an operator) requeued
+// while it ran: no checkpoint is waited for, it restarts from its last one.
+std::string requeue_note(const Snapshot& snap, const ElasticJobSnapshot& j, const JobState& st) {
+  const std::string lost = unusable_nodes(j.state->alloc, snap.nodes);
+  std::string out = "its run on " + j.state->alloc.node_list + " was ended by Slurm's requeue";
+  out += lost.empty() ? " (by an operator, or the job itself)" : " (" + lost + " failed or was taken out of service)";
+  out += "; it restarts from its last checkpoint, ";
+  out += st.alloc.empty() ? "once it gets GPUs" : "on " + st.alloc.node_list;
+  if (st.limit > 0) out += " (" + std::to_string(st.used) + " s of its " + std::to_string(st.limit) + " min used)";
+  return out;
 }
 
 // A running job that is not resized: held by a user or administrator (a
@@ -166,6 +225,11 @@ std::optional<ElasticRange> allowed_range(const ElasticJobSnapshot& j) {
   return r;
 }
 
+bool requeued_by_others(const ElasticJobSnapshot& j) {
+  if (j.running || !j.state || j.restarts == 0) return false;
+  return j.state->phase == Phase::kRunning || j.state->phase == Phase::kCheckpointing;
+}
+
 std::string cannot_start(const ElasticJobSnapshot& j, double now) {
   if (j.running) return {};
   if (j.held_by_other) return "held";
@@ -173,8 +237,10 @@ std::string cannot_start(const ElasticJobSnapshot& j, double now) {
   if (!allowed_range(j)) return "limits";
   if (j.begin_time > now) {
     // sched/pollux's own requeue, and Slurm's credential window after it,
-    // set begin times that the enactment shortens (early_begin).
-    const bool by_requeue = j.restarts > 0 && j.state && j.begin_time <= j.state->since + kRequeueWindow;
+    // set begin times that the enactment shortens (early_begin); so does
+    // Slurm's requeue of a job that ran (its credential window).
+    const bool by_requeue = j.restarts > 0 && j.state &&
+                            (j.begin_time <= j.state->since + kRequeueWindow || requeued_by_others(j));
     if (!by_requeue) return "begin";
   }
   return {};
@@ -221,14 +287,9 @@ Alloc to_alloc(const Placement& p, const std::vector<NodeSnapshot>& nodes) {
 Placement to_placement(const Alloc& a, const std::vector<NodeSnapshot>& nodes) {
   if (a.empty()) return {};
   Placement p;
-  std::string_view rest = a.node_list;
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    const std::string_view name = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    const auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodeSnapshot& n) { return n.name == name; });
-    if (it == nodes.end()) return {};
-    p.push_back({static_cast<int>(it - nodes.begin()), a.gpus_per_node});
+  for (const auto& [name, node] : alloc_nodes(a, nodes)) {
+    if (node == nullptr) return {};
+    p.push_back({static_cast<int>(node - nodes.data()), a.gpus_per_node});
   }
   p = normalize_placement(std::move(p));
   if (static_cast<int>(p.size()) != a.nodes) return {};
@@ -274,8 +335,8 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     const Phase ph = phase_of(j);
     if (j.running && ph != Phase::kCheckpointing)
       keep[k] = j.current;
-    else if (ph != Phase::kHeld)
-      keep[k] = j.decided;
+    else if (ph != Phase::kHeld && (j.running || unusable_nodes(j.state->alloc, snap.nodes).empty()))
+      keep[k] = j.decided;  // a pending job's promise on a node that failed is no promise: placed afresh
     // A promise Slurm's bounds no longer allow is decided again (by an
     // arrivals round too); a running job then keeps its size.
     const int g = uniform_share(keep[k]);
@@ -324,9 +385,11 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       info.submit_time = j.submit_time;
       info.age = std::max(0.0, snap.now - j.submit_time);
       // Pollux's restart factor, max(age - restarts D, 0) / (age + D), is 0
-      // for a job submitted a moment ago: the periodic round would start it
-      // a round later anyway; a prompt round starts it now.
-      if (arrivals_only) info.age = std::max(info.age, params.restart_penalty);
+      // for a job submitted (or requeued by Slurm) a moment ago after
+      // `restarts` restarts: the periodic round would start it a round
+      // later anyway; a prompt round starts it now (it holds no GPUs, so
+      // placing it restarts nothing).
+      if (arrivals_only) info.age = std::max(info.age, params.restart_penalty * (j.restarts + 1));
       info.restarts = j.restarts;
       const ElasticRange range = *allowed_range(j);  // jobs without one are outside
       info.speedup = range_speedup(in.model, range);
@@ -398,7 +461,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
         d.action = j.held_by_pollux && j.state && held_for_gpus ? Action::kNone : Action::kHold;
         enter(Phase::kHeld);
         st.alloc = {};
-        st.why = "wait";
+        st.why = requeued_by_others(j) ? "requeued" : "wait";
       } else {
         const bool unchanged = !j.held_by_pollux && prev.phase == Phase::kStarting && p == j.decided;
         d.action = unchanged ? Action::kNone : Action::kRelease;
@@ -406,6 +469,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
           if (prev.phase == Phase::kHeld || !j.state) st.why = "start";
           st.since = snap.now;
         }
+        if (requeued_by_others(j)) st.why = "requeued";
         st.phase = Phase::kStarting;
         st.alloc = alloc;
       }
@@ -431,11 +495,13 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       if (acked || snap.now >= prev.since + params.checkpoint_timeout) {
         d.action = Action::kRequeue;
         if (st.limit > 0) st.used += static_cast<long long>(std::max(0.0, snap.now - j.start_time));
+        st.run = 0;
         enter(p.empty() ? Phase::kHeld : Phase::kStarting);
         st.since = snap.now;
       }
     }
 
+    if (requeued_by_others(j)) d.note = requeue_note(snap, j, st);
     const Placement& shown = st.phase == Phase::kRunning ? j.current : p;
     const int g = uniform_share(shown);
     d.view = view_at(in.model, static_cast<int>(shown.size()), g > 0 ? g : 0);

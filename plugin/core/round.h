@@ -169,6 +169,15 @@ std::string cannot_start(const ElasticJobSnapshot& job, double now);
 /// dimensions loses fewer sizes. nullopt when no size is left (or no_size).
 std::optional<ElasticRange> allowed_range(const ElasticJobSnapshot& job);
 
+/// A pending job whose last run ended without sched/pollux's requeue: Slurm
+/// requeued it (its node failed, or was set DOWN: Slurm kills and requeues
+/// the jobs on it), or an operator or the job itself did (`scontrol
+/// requeue`). No checkpoint was taken for it and none is waited for: it is
+/// placed afresh (why=requeued) and restarts from its last checkpoint,
+/// promptly (the arrivals round after the requeue places it when its last
+/// nodes failed), after Slurm's own wait (cred_expire + 1 s).
+bool requeued_by_others(const ElasticJobSnapshot& job);
+
 /// Seconds left of a running job's whole-life time limit; +inf without one.
 double time_left(const ElasticJobSnapshot& job, const JobState& state, double now);
 
@@ -194,6 +203,8 @@ struct JobDecision {
   /// Running without a time limit: the EndTime to give the job (0: leave
   /// it), see expected_end().
   double expected_end = 0;
+  /// A line for the log about this decision, if any (a job Slurm requeued).
+  std::string note;
 };
 
 struct RoundResult {

@@ -37,13 +37,13 @@ bool changes_size(const job_desc_msg_t* d) {
 // whether sched/pollux sizes the job, and if not, why, for every job that
 // asks for GPUs or a node range (the jobs that may have been meant elastic).
 void tell_user(const pollux::sched::JobShape& shape, const std::optional<pollux::sched::ElasticRange>& range,
-               const std::string& why, char** err_msg) {
+               const std::string& why, const std::string& note, char** err_msg) {
   if (err_msg == nullptr || *err_msg != nullptr) return;  // never hide another plugin's message
   std::string text;
   if (range) {
     text = "elastic job: " + std::to_string(range->min_nodes) + "-" + std::to_string(range->max_nodes) +
            " nodes x <= " + std::to_string(range->gpus_per_node) +
-           " GPUs per node, sized and resized by sched/pollux (held until it gives the job GPUs)";
+           " GPUs per node, sized and resized by sched/pollux (held until it gives the job GPUs)" + note;
   } else {
     const bool gpus = !shape.tres_per_node.empty() || !shape.tres_per_job.empty() ||
                       !shape.tres_per_task.empty() || !shape.tres_per_socket.empty();
@@ -60,11 +60,18 @@ int submit(job_desc_msg_t* desc, uint32_t uid, char** err_msg) {
   std::string why;
   const pollux::sched::JobShape shape = pollux::sched::shape_of(desc);
   const auto range = pollux::sched::classify(shape, &why);
-  tell_user(shape, range, why, err_msg);
+  // --no-kill would have Slurm keep an elastic job running on the nodes
+  // left when one fails, its step short of the ranks that were there; it
+  // is requeued instead and restarts from its last checkpoint on nodes
+  // that work (sched/pollux: requeued_by_others()).
+  const bool no_kill = range && desc->kill_on_node_fail == 0;
+  tell_user(shape, range, why, no_kill ? "; --no-kill ignored: requeued from its last checkpoint when a node fails" : "",
+            err_msg);
   if (!range) {
     debug("job_submit/pollux: rigid job from uid %u: %s", uid, why.c_str());
     return SLURM_SUCCESS;
   }
+  if (no_kill) desc->kill_on_node_fail = 1;
   desc->priority = 0;  // released by sched/pollux at its decided size
   debug("job_submit/pollux: elastic job from uid %u (-N %d-%d, up to %d GPUs per node): held until sched/pollux "
         "sizes it", uid, range->min_nodes, range->max_nodes, range->gpus_per_node);

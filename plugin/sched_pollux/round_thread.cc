@@ -260,6 +260,7 @@ class RoundThread {
     for (const std::string& e : report.errors) error("sched/pollux: %s", e.c_str());
     log_refusals(snap, report);
     for (const JobDecision& d : result.decisions) {
+      if (!d.note.empty()) info("sched/pollux: JobId=%u: %s", snap.jobs[d.job].job_id, d.note.c_str());
       if (d.action == Action::kNone) continue;
       const ElasticJobSnapshot& j = snap.jobs[d.job];
       // A job its QOS or association limits stop: which limit, as Slurm names it.

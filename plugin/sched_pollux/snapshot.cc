@@ -68,6 +68,10 @@ std::string ended_comment(const job_record_t* job, JobState state) {
   state.alloc = {};
   state.why = end_reason(job);
   if (job->end_time > 0) state.since = static_cast<double>(job->end_time);
+  // The last run counts in the time used (job_comment.h: run=).
+  if (state.limit > 0 && state.run > 0 && static_cast<double>(job->end_time) > state.run)
+    state.used += static_cast<long long>(static_cast<double>(job->end_time) - state.run);
+  state.run = 0;
   return format_comment(JobView{}, state);
 }
 

@@ -66,6 +66,23 @@ TEST(JobComment, EveryPhaseRoundTrips) {
   }
 }
 
+TEST(JobComment, ATimeLimitAndTheRunCountedAgainstItRoundTrip) {
+  JobState s = running_state();
+  s.limit = 10;
+  s.used = 125;
+  s.run = 1700000100;
+  const std::string text = format_comment(JobView{}, s);
+  EXPECT_NE(text.find(" limit=10 used=125 run=1700000100"), std::string::npos) << text;
+  const auto back = parse_comment(text);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->limit, 10);
+  EXPECT_EQ(back->used, 125);
+  EXPECT_EQ(back->run, 1700000100);
+  s.run = 0;  // not running: not shown
+  EXPECT_EQ(format_comment(JobView{}, s).find("run="), std::string::npos);
+  EXPECT_FALSE(parse_comment(text.substr(0, text.size() - 10) + "run=-5"));
+}
+
 TEST(JobComment, ACheckpointTowardsNoGpusRoundTrips) {
   JobState s = running_state();
   s.phase = Phase::kCheckpointing;

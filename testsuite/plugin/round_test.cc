@@ -606,6 +606,119 @@ TEST(Round, ABeginTimeInTheFutureBlocksUnlessARequeueSetIt) {
   EXPECT_EQ(cannot_start(j, kNow), "");
 }
 
+// Slurm requeued a running job: n2 failed (or was set DOWN), and Slurm
+// killed the job and requeued it (restart count up, a begin time of its
+// credential window). Its state still says it runs on n1,n2.
+ElasticJobSnapshot requeued_by_slurm(const std::vector<NodeSnapshot>& nodes) {
+  ElasticJobSnapshot j = running_job(7, on({{0, 4}, {1, 4}}), nodes);
+  j.running = false;
+  j.current = {};
+  j.restarts = 1;
+  j.state->since = kNow - 7200;  // running for two hours
+  j.begin_time = kNow + 11;  // Slurm's wait: cred_expire + 1
+  j.end_time = kNow - 1;     // Slurm's end of the run, at the requeue
+  j.completing = true;
+  return j;
+}
+
+TEST(Round, AJobSlurmRequeuedAfterANodeFailedIsPlacedAfreshByTheArrivalsRound) {
+  Fixture f;
+  f.snap.nodes[1].usable = false;  // n2: DOWN
+  f.add(requeued_by_slurm(f.snap.nodes));
+  f.policy.answer = {on({{0, 4}})};
+  const RoundResult r = plan_round(f.snap, f.inputs, f.params, &f.policy, true);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);  // asked at once: its old nodes are no promise
+  EXPECT_TRUE(f.policy.seen_current[0].empty());
+  EXPECT_EQ(f.policy.seen_nodes[1].gpus, 0);
+  // Its restart count does not make Pollux's restart factor 0 (the job
+  // holds nothing: placing it restarts nothing).
+  EXPECT_GE(f.policy.seen_jobs[0].age, 2 * f.params.restart_penalty);
+  const JobDecision& d = r.decisions[0];
+  EXPECT_EQ(d.action, Action::kRelease);  // no checkpoint waited for
+  EXPECT_EQ(d.state.phase, Phase::kStarting);
+  EXPECT_EQ(d.state.alloc, (Alloc{1, 4, "n1"}));
+  EXPECT_EQ(d.state.why, "requeued");
+  EXPECT_NE(d.note.find("n2 failed"), std::string::npos) << d.note;
+  EXPECT_NE(d.note.find("restarts from its last checkpoint, on n1"), std::string::npos) << d.note;
+  EXPECT_EQ(cannot_start(f.snap.jobs[0], kNow), "");  // Slurm's wait is not a user's begin time
+  // The round after: an ordinary start, nothing more to say.
+  f.snap.jobs[0].state = d.state;
+  f.snap.jobs[0].decided = on({{0, 4}});
+  f.snap.jobs[0].held_by_pollux = false;
+  const RoundResult next = plan_round(f.snap, f.inputs, f.params, &f.policy, true);
+  EXPECT_EQ(next.decisions[0].action, Action::kNone);
+  EXPECT_TRUE(next.decisions[0].note.empty());
+}
+
+TEST(Round, AJobRequeuedByAnOperatorRestartsWhereItRan) {
+  Fixture f;
+  f.add(requeued_by_slurm(f.snap.nodes));  // every node usable: scontrol requeue
+  const RoundResult r = plan_round(f.snap, f.inputs, f.params, &f.policy, true);
+  EXPECT_TRUE(f.policy.seen_jobs.empty());
+  EXPECT_EQ(r.decisions[0].action, Action::kRelease);
+  EXPECT_EQ(r.decisions[0].state.alloc, (Alloc{2, 4, "n1,n2"}));
+  EXPECT_EQ(r.decisions[0].state.why, "requeued");
+  EXPECT_NE(r.decisions[0].note.find("by an operator"), std::string::npos) << r.decisions[0].note;
+}
+
+TEST(Round, APromiseOnANodeThatFailedIsPlacedAfresh) {
+  Fixture f;
+  f.add(starting_job(8, on({{2, 2}}), f.snap.nodes));
+  f.snap.nodes[2].usable = false;
+  f.policy.answer = {on({{3, 2}})};
+  const RoundResult r = plan_round(f.snap, f.inputs, f.params, &f.policy, true);
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+  EXPECT_EQ(r.decisions[0].action, Action::kRelease);
+  EXPECT_EQ(r.decisions[0].state.alloc, (Alloc{1, 2, "n4"}));
+}
+
+TEST(Round, TheTimeLimitCountsRunsEndedBySlurmsRequeues) {
+  Fixture f;
+  ElasticJobSnapshot j = running_job(7, on({{0, 4}}), f.snap.nodes);
+  j.state->limit = 10;
+  j.state->used = 60;
+  f.add(j);
+  f.policy.answer = {on({{0, 4}})};
+  JobDecision d = f.run().decisions[0];
+  EXPECT_EQ(d.state.run, kNow - 50);  // the run is recorded
+  EXPECT_EQ(d.state.used, 60);
+  // Slurm requeued it 40 s into the run (its EndTime).
+  ElasticJobSnapshot& p = f.snap.jobs[0];
+  p.state = d.state;
+  p.running = false;
+  p.current = {};
+  p.restarts = 1;
+  p.end_time = kNow - 10;
+  p.begin_time = kNow + 11;
+  d = f.run().decisions[0];
+  EXPECT_EQ(d.state.used, 100);
+  EXPECT_EQ(d.state.run, 0);
+  EXPECT_EQ(next_run_limit(d.state), 9);  // ceil((600 - 100) / 60)
+  EXPECT_EQ(d.action, Action::kRelease);  // with that limit (enact.cc: set_size)
+  // No usable EndTime (a later one, e.g. backfill's plan): counted to now.
+  p.end_time = kNow + 500;
+  EXPECT_EQ(f.run().decisions[0].state.used, 110);
+  // Requeued and started again between two rounds: counted to the new start.
+  p.running = true;
+  p.current = on({{0, 4}});
+  p.start_time = kNow - 5;
+  d = f.run().decisions[0];
+  EXPECT_EQ(d.state.used, 105);
+  EXPECT_EQ(d.state.run, kNow - 5);
+  // sched/pollux's own requeue counts its run once.
+  p.state = d.state;
+  p.state->phase = Phase::kCheckpointing;
+  p.state->since = kNow - 1;
+  p.state->alloc = Alloc{1, 4, "n2"};
+  f.inputs[0].checkpoint_ack = kNow;
+  f.policy.answer = {on({{1, 4}})};
+  d = f.run().decisions[0];
+  EXPECT_EQ(d.action, Action::kRequeue);
+  EXPECT_EQ(d.state.used, 110);
+  EXPECT_EQ(d.state.run, 0);
+}
+
 TEST(Round, ThePolicySharesOnlyWhatRigidJobsLeave) {
   Fixture f;
   f.snap.nodes[0].rigid_gpus = 3;

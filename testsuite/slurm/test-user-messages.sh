@@ -18,6 +18,8 @@ expect() {  # expect TEXT sbatch-options...
 job='srun --ntasks=1 sleep 1000'
 expect "elastic job: 1-4 nodes x <= 4 GPUs per node, sized and resized by sched/pollux" \
   --requeue -N 1-4 --gpus-per-node=4 --wrap "$job"
+expect "; --no-kill ignored: requeued from its last checkpoint when a node fails" \
+  --requeue --no-kill -N 1-4 --gpus-per-node=4 --wrap "$job"
 expect "rigid job (Slurm sizes it as asked, sched/pollux does not resize it): GPUs requested per job" \
   --requeue -N 1-2 --gpus=4 --wrap "$job"
 expect "rigid job" --no-requeue -N 1-2 --gpus-per-node=2 --wrap "$job"

@@ -1,0 +1,48 @@
+#!/bin/bash
+# A node of a running elastic training job fails and the administrator
+# sets it DOWN (issue 13: Slurm takes a running job's node away). Slurm
+# kills the job and requeues it; sched/pollux treats that as a resize from
+# the job's last checkpoint: the next (arrivals) round places it afresh on
+# nodes that work, without waiting for a checkpoint that cannot come
+# (pollux_checkpoint_timeout=60) or for the next periodic round
+# (pollux_interval=30), logs it once, and the job resumes exactly at its
+# last committed checkpoint, on nodes without the failed one. Its time
+# limit counts the run Slurm ended (used=).
+source "$(dirname "$0")/lib.sh"
+start_cluster "pollux_interval=30" --nodes 3 --gpus 1
+a=$(submit_digits a -N 2-3 --gpus-per-node=1 --time=30 -- --epochs 500 --seed 3 --checkpoint-every 10)
+out=$CLUSTER_DIR/jobs/a.out
+last_commit() { sed -n 's/^pollux-agent\[0\]: checkpoint of step \([0-9]*\) committed.*/\1/p' "$out" | tail -n 1; }
+last_step() { sed -n 's/^step \([0-9]*\) .*/\1/p' "$out" | tail -n 1; }
+# A committed checkpoint and a few steps after it, which the failure loses.
+ready() { runs_as_decided "$a" && [[ -n $(last_commit) ]] && (($(last_step) >= $(last_commit) + 3)); }
+wait_until 60 "job $a training on 2 nodes past a checkpoint" ready
+victim=$(scontrol show hostnames "$(job_field "$a" NodeList)" | grep -vx "$(job_field "$a" BatchHost)" | head -n 1)
+r0=$(restarts "$a")
+note "job $a: $(granted "$a"), step $(last_step), last checkpoint $(last_commit); $victim fails and is set DOWN"
+cluster kill-node "$victim"
+scontrol update nodename="$victim" state=down reason=failed
+t0=$(date +%s)
+again() { runs_as_decided "$a" && (($(restarts "$a") > r0)) && [[ $(granted "$a") != *"$victim"* ]]; }
+wait_until 60 "job $a running again without $victim" again
+took=$(($(date +%s) - t0))
+note "job $a running again after ${took}s: $(granted "$a") | $(system_comment "$a")"
+# Slurm's own wait after its requeue (cred_expire + 1 = 11 s here) and a
+# few one-second rounds; not the checkpoint timeout, not pollux_interval.
+((took <= 11 + 8)) || fail "job $a took ${took}s to run again after $victim went DOWN"
+resumed() { grep -q "^resumed step" <(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out"); }
+wait_until 60 "job $a resumed" resumed
+run=$(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out")
+# The last checkpoint committed before the failure (before the new run).
+ckpt=$(sed "/^start restart=$((r0 + 1)) /,\$d" "$out" | sed -n 's/^pollux-agent\[0\]: checkpoint of step \([0-9]*\) committed.*/\1/p' | tail -n 1)
+step=$(sed -n 's/^resumed step \([0-9]*\) .*/\1/p' <<< "$run" | head -n 1)
+((step == ckpt)) || fail "job $a resumed at step $step, not at its last checkpoint $ckpt"
+wait_until 30 "job $a's first step after the failure" eval '[[ -n $(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out" | grep "^step ") ]]'
+first=$(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out" | sed -n 's/^step \([0-9]*\) .*/\1/p' | head -n 1)
+((first == ckpt + 1)) || fail "job $a's first step after resuming at $ckpt was $first"
+said=$(log_count "sched/pollux: JobId=$a: its run on .* was ended by Slurm's requeue \\($victim failed")
+((said == 1)) || fail "the requeue of job $a was logged $said times, not once"
+(($(comment_key "$a" used) > 0)) || fail "job $a's time used does not count the run Slurm ended: $(system_comment "$a")"
+note "job $a resumed at step $step, its last checkpoint, and went on at step $first"
+scancel "$a"
+note "ok"
