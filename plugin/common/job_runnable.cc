@@ -7,7 +7,9 @@
 
 #include <type_traits>
 
+#include "compat_reason.h"
 #include "compat_resv.h"
+#include "job_acct_limits.h"
 #include "core/elastic.h"
 #include "slurm_raii.h"
 
@@ -103,19 +105,9 @@ std::vector<bool> usable_nodes(job_record_t* job, time_t now) {
 
 // --- Slurm's limits at a size ---
 
-std::string reason_name(int reason) {
-  // The names squeue shows (Slurm's reason-string function was renamed in 25.x).
-  switch (reason) {
-    case WAIT_NO_REASON: return {};
-    case WAIT_PART_NODE_LIMIT: return "PartitionNodeLimit";
-    case WAIT_PART_TIME_LIMIT: return "PartitionTimeLimit";
-    case WAIT_PART_DOWN: return "PartitionDown";
-    case WAIT_PART_INACTIVE: return "PartitionInactive";
-    case WAIT_PART_CONFIG: return "PartitionConfig";
-    case WAIT_QOS_THRES: return "QOSUsageThreshold";
-    case WAIT_PN_MEM_LIMIT: return "MaxMemPerLimit";
-    default: return "reason " + std::to_string(reason);
-  }
+// The name squeue shows for a reason (compat_reason.h); empty for none.
+std::string refusal_name(int reason) {
+  return reason == WAIT_NO_REASON ? std::string{} : reason_name(static_cast<uint32_t>(reason));
 }
 
 std::uint32_t cpus_per_task(const job_record_t* job) {
@@ -136,7 +128,7 @@ void adopt_replaced(job_record_t* job, const job_record_t& copy) {
 
 std::string limits_refusal(job_record_t* job) {
   if (job->details == nullptr || job->part_ptr == nullptr) return {};  // job_limits_check() aborts on these
-  return reason_name(job_limits_check(&job, false));
+  return refusal_name(job_limits_check(&job, false));
 }
 
 std::string limits_refusal_at(job_record_t* job, int nodes, int gpus_per_node) {
@@ -160,7 +152,7 @@ std::string limits_refusal_at(job_record_t* job, int nodes, int gpus_per_node) {
     details.min_cpus = details.orig_min_cpus = n * g * cpt;
     details.pn_min_cpus = details.orig_pn_min_cpus = static_cast<std::uint16_t>(g * cpt);
     job_record_t* ptr = &copy;
-    const std::string why = reason_name(job_limits_check(&ptr, false));
+    const std::string why = refusal_name(job_limits_check(&ptr, false));
     adopt_replaced(job, copy);
     if (why.empty()) passed = true;
     else if (first.empty()) first = why;
@@ -168,7 +160,10 @@ std::string limits_refusal_at(job_record_t* job, int nodes, int gpus_per_node) {
   return passed ? std::string{} : first;
 }
 
-JobBounds job_bounds(job_record_t* job, int lo, int hi, int gpus, time_t now) {
+namespace {
+
+// The bounds of the job's partitions (job_bounds() without accounting).
+JobBounds partition_bounds(job_record_t* job, int lo, int hi, int gpus, time_t now) {
   JobBounds b;
   b.usable = usable_nodes(job, now);
   if (job->details == nullptr || job->part_ptr == nullptr || lo < 1 || hi < lo || gpus < 1) return b;
@@ -232,6 +227,20 @@ JobBounds job_bounds(job_record_t* job, int lo, int hi, int gpus, time_t now) {
   return b;
 }
 
+}  // namespace
+
+JobBounds job_bounds(job_record_t* job, int lo, int hi, int gpus, time_t now) {
+  JobBounds b = partition_bounds(job, lo, hi, gpus, now);
+  if (!b.no_size.empty()) return b;
+  // QOS and association limits narrow them (a pending job they allow no
+  // size is told which limit).
+  const AcctLimits acct = acct_limits(job, ElasticRange{lo, hi, gpus});
+  if (acct.max_nodes > 0 && (b.max_nodes == 0 || acct.max_nodes < b.max_nodes)) b.max_nodes = acct.max_nodes;
+  b.max_gpus = acct.max_gpus;
+  b.no_size = acct.refusal;
+  return b;
+}
+
 std::string limits_key(const job_record_t* job) {
   std::string key;
   auto add = [&](const auto& v) {
@@ -250,6 +259,5 @@ std::string limits_key(const job_record_t* job) {
   key += job->account != nullptr ? job->account : "";
   return key;
 }
-
 
 }  // namespace pollux::sched

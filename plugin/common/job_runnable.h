@@ -53,6 +53,7 @@ struct JobBounds {
   int min_nodes = 0;          ///< fewest nodes Slurm passes (0: no bound beyond the range)
   int max_nodes = 0;          ///< most nodes (0: no bound)
   int max_gpus_per_node = 0;  ///< most GPUs per node (0: no bound): MaxCPUsPerNode / CPUs per task
+  int max_gpus = 0;           ///< most GPUs in all (0: no bound): QOS and association limits
   std::string no_size;        ///< Slurm passes no size in the range: why (squeue's reason)
 };
 
@@ -61,8 +62,9 @@ struct JobBounds {
 /// MaxTime, CPU and memory limits: whatever job_limits_check() tests), and
 /// each partition's MaxCPUsPerNode (select_nodes() enforces it per node).
 /// The sizes passed form one box [min_nodes, max_nodes] x [1,
-/// max_gpus_per_node] (Slurm's limits grow with the size). One place for
-/// every per-job bound: further limits (QOS, associations) narrow it here.
+/// max_gpus_per_node] (Slurm's limits grow with the size), narrowed by the
+/// job's QOS and association limits (job_acct_limits.h: max_nodes,
+/// max_gpus). One place for every per-job bound.
 /// Caller holds the job write lock (the feature and reservation tests
 /// update the job), the node and partition read locks.
 JobBounds job_bounds(job_record_t* job, int range_min_nodes, int range_max_nodes, int range_gpus_per_node,

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "common/job_record.h"
-#include "common/job_acct_limits.h"
 #include "common/job_runnable.h"
 
 namespace pollux::sched {
@@ -126,11 +125,13 @@ Snapshot take_snapshot(double now) {
       if (pending && !e.held_by_other) e.blocker = start_blocker(job);
       // Slurm's main loop found the size sched/pollux set impossible
       // (Reason=BadConstraints): no GPUs until the next periodic round
-      // decides again, rather than a release every second.
-      if (pending && state && job->state_reason == FAIL_BAD_CONSTRAINTS && e.blocker.empty()) e.blocker = "refused";
+      // decides again, rather than a release every second, and that size
+      // is not proposed again (refused_now).
+      if (pending && state && job->state_reason == FAIL_BAD_CONSTRAINTS) {
+        if (e.blocker.empty()) e.blocker = "refused";
+        if (!state->alloc.empty()) e.refused_now = Size{state->alloc.nodes, state->alloc.gpus_per_node};
+      }
       e.limits_key = limits_key(job);
-      if (pending && state && job->state_reason == FAIL_BAD_CONSTRAINTS && !state->alloc.empty())
-        e.refused_now = Size{state->alloc.nodes, state->alloc.gpus_per_node};
       // A year or more is Slurm's stand-in for no limit (elastic jobs get one
       // from their resizes), not a limit.
       if (job->time_limit != INFINITE && job->time_limit != NO_VAL && job->time_limit < YEAR_MINUTES)
@@ -141,14 +142,8 @@ Snapshot take_snapshot(double now) {
       e.min_nodes_limit = bounds.min_nodes;
       e.max_nodes_limit = bounds.max_nodes;
       e.max_gpus_per_node_limit = bounds.max_gpus_per_node;
+      e.max_gpus_limit = bounds.max_gpus;
       e.no_size = std::move(bounds.no_size);
-      // QOS and association limits (job_acct_limits.h) narrow the bounds;
-      // a pending job they allow no size is told which limit.
-      const AcctLimits acct = acct_limits(job, e.range);
-      if (acct.max_nodes > 0 && (e.max_nodes_limit == 0 || acct.max_nodes < e.max_nodes_limit))
-        e.max_nodes_limit = acct.max_nodes;
-      e.max_gpus_limit = acct.max_gpus;
-      if (pending && e.no_size.empty() && !acct.refusal.empty()) e.no_size = acct.refusal;
       const std::vector<bool>& usable = bounds.usable;
       e.allowed.assign(snap.nodes.size(), false);
       for (std::size_t n = 0; n < snap.nodes.size(); ++n)
