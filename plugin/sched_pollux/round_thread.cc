@@ -303,20 +303,12 @@ class RoundThread {
   void apply_refused(Snapshot& snap) {
     for (ElasticJobSnapshot& j : snap.jobs) {
       auto it = refused_.find(j.job_id);
-      const std::string key = j.limits_key + "|" + format_range(j.range);
-      if (it != refused_.end() && it->second.key != key) {
-        refused_.erase(it);
-        it = refused_.end();
-      }
-      if (j.refused_now) {
-        if (it == refused_.end()) it = refused_.emplace(j.job_id, Refused{key, {}, {}}).first;
-        if (std::find(it->second.sizes.begin(), it->second.sizes.end(), *j.refused_now) == it->second.sizes.end()) {
-          error("sched/pollux: JobId=%u: Slurm found %dx%d GPUs impossible (BadConstraints); never given this size "
-                "again until its partition, limits or range change",
-                j.job_id, j.refused_now->nodes, j.refused_now->gpus_per_node);
-          it->second.sizes.push_back(*j.refused_now);
-        }
-      }
+      if (it != refused_.end() && it->second.key != refusal_key(j)) refused_.erase(it);
+      if (j.refused_now && remember_refused(j, *j.refused_now))
+        error("sched/pollux: JobId=%u: Slurm found %dx%d GPUs impossible (BadConstraints); never given this size "
+              "again until its partition, limits or range change",
+              j.job_id, j.refused_now->nodes, j.refused_now->gpus_per_node);
+      it = refused_.find(j.job_id);
       if (it != refused_.end()) j.refused = it->second.sizes;
       std::string& logged = no_size_logged_[j.job_id];
       if (!j.no_size.empty() && logged != j.no_size)
@@ -336,14 +328,22 @@ class RoundThread {
       for (const ElasticJobSnapshot& x : snap.jobs)
         if (x.job_id == f.job) j = &x;
       if (j == nullptr) continue;
-      auto it = refused_.find(f.job);
-      if (it == refused_.end())
-        it = refused_.emplace(f.job, Refused{j->limits_key + "|" + format_range(j->range), {}, {}}).first;
-      if (std::find(it->second.sizes.begin(), it->second.sizes.end(), f.size) == it->second.sizes.end())
-        it->second.sizes.push_back(f.size);
-      if (it->second.logged != f.reason) error("sched/pollux: %s", f.message.c_str());
-      it->second.logged = f.reason;
+      remember_refused(*j, f.size);
+      std::string& logged = refused_.at(f.job).logged;
+      if (logged != f.reason) error("sched/pollux: %s", f.message.c_str());
+      logged = f.reason;
     }
+  }
+
+  // What a job's refused sizes hold for: its limits_key and range.
+  static std::string refusal_key(const ElasticJobSnapshot& j) { return j.limits_key + "|" + format_range(j.range); }
+
+  // Adds `size` to the job's refused sizes; false when it was there.
+  bool remember_refused(const ElasticJobSnapshot& j, const Size& size) {
+    Refused& r = refused_.try_emplace(j.job_id, Refused{refusal_key(j), {}, {}}).first->second;
+    if (std::find(r.sizes.begin(), r.sizes.end(), size) != r.sizes.end()) return false;
+    r.sizes.push_back(size);
+    return true;
   }
 
   template <typename Map>
