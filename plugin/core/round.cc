@@ -153,9 +153,8 @@ std::string requeue_note(const Snapshot& snap, const ElasticJobSnapshot& j, cons
 }
 
 // A running job that is not resized: held by a user or administrator (a
-// hold takes effect at a requeue), or with less of its time limit left
-// than two restarts cost.
-// A running job that Slurm would let restart at no size is not requeued either.
+// hold takes effect at a requeue), with less of its time limit left than
+// two restarts cost, or one that Slurm would let restart at no size.
 bool pinned(const Snapshot& snap, const ElasticJobSnapshot& j, const Params& params) {
   if (!j.running) return false;
   return j.held_by_other || time_left(j, base_state(snap, j), snap.now) < 2 * params.restart_penalty ||
