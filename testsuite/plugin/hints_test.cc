@@ -80,6 +80,9 @@ TEST_F(HintReaderTest, ARejectedHintIsLoggedOnceAndLeavesNoModel) {
   std::ofstream(hint_path(dir.path(), 11)) << "version: 99\n";
   EXPECT_FALSE(read()[0].model);
   EXPECT_EQ(log.size(), 2u);
+  // Counted as logged (round_stats.h), then the count starts afresh.
+  EXPECT_EQ(reader.take_rejections(), (std::map<std::string, long long>{{"invalid", 2}}));
+  EXPECT_TRUE(reader.take_rejections().empty());
 }
 
 TEST_F(HintReaderTest, ARejectionQuotingTheFileStaysOnOneLine) {
@@ -147,6 +150,7 @@ TEST_F(HintReaderTest, AFileOfAnotherUserIsRejectedAndRemoved) {
   EXPECT_NE(log[0].find("JobId=11"), std::string::npos);
   EXPECT_NE(log[0].find("owned by uid 4242"), std::string::npos) << log[0];
   EXPECT_NE(log[0].find("(removed)"), std::string::npos) << log[0];
+  EXPECT_EQ(reader.take_rejections(), (std::map<std::string, long long>{{"owner", 1}}));
   // Gone, so the job's own agent can write its hint, which is then taken up.
   struct stat st {};
   EXPECT_NE(::lstat(hint_path(dir.path(), 11).c_str(), &st), 0);
