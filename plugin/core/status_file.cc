@@ -19,7 +19,7 @@ namespace {
 std::string num(double v) {
   if (!std::isfinite(v)) v = 0;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
+  std::snprintf(buf, sizeof buf, "%.15g", v);  // Unix times keep their fraction
   return buf;
 }
 
@@ -157,8 +157,8 @@ std::string metrics_text(const RoundStats& s) {
   p.sample("pollux_gpus", "kind=\"moldable\"", g.moldable);
   p.sample("pollux_gpus", "kind=\"rigid\"", g.rigid);
   p.sample("pollux_gpus", "kind=\"idle\"", g.idle);
-  p.family("pollux_gpus_total", "gauge", "GPUs of the GPU nodes.");
-  p.sample("pollux_gpus_total", "", g.total);
+  p.family("pollux_cluster_gpus", "gauge", "GPUs of the GPU nodes.");
+  p.sample("pollux_cluster_gpus", "", g.total);
   p.family("pollux_cluster_goodput", "gauge", "Sum of the running elastic jobs' goodput (examples per second).");
   p.sample("pollux_cluster_goodput", "", s.cluster_goodput());
   struct Gauge {

@@ -21,10 +21,10 @@ start_cluster "pollux_metrics_file=$prom_file"
 pids=()
 stop_exporters() {
   local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do { kill "$p" && wait "$p"; } 2>/dev/null || true; done
   rm -rf "$metrics_dir"
 }
-trap 'rc=$?; stop_exporters; (exit $rc); cleanup' EXIT
+trap 'rc=$?; set +e; stop_exporters; (exit $rc); cleanup' EXIT
 state_dir=$CLUSTER_DIR/state
 
 # Loopback ports below the ephemeral range that nothing listens on.
@@ -71,7 +71,7 @@ grep -Eq '^	Rounds: +[1-9]' <<< "$out" || fail "pollux-status shows no rounds"
 grep -Eq '^	  periodic: +[1-9]' <<< "$out" || fail "pollux-status shows no periodic rounds"
 grep -Eq "^ +$a +[^ ]+ +[^ ]+ +(run|ckpt|start) " <<< "$out" || fail "pollux-status has no line for job $a"
 grep -Eq "^ +$b +[^ ]+ +[^ ]+ +(run|ckpt|start) " <<< "$out" || fail "pollux-status has no line for job $b"
-grep -Eq '^GPUs: 8 total, [1-8] elastic' <<< "$out" || fail "pollux-status shows no elastic GPUs"
+grep -Eq '^GPUs: [0-9]+ total, [1-9][0-9]* elastic' <<< "$out" || fail "pollux-status shows no elastic GPUs"
 json() { "$status_cmd" --dir "$state_dir" --json | python3 -c "import json, sys; s = json.load(sys.stdin); print($1)"; }
 [[ $(json "sorted(j['job_id'] for j in s['jobs'])") == "[$a, $b]" ]] || fail "--json: jobs $(json "s['jobs']")"
 (($(json "s['since_start']['decisions'].get('start', 0)") >= 2)) || fail "--json: fewer than 2 starts counted"
