@@ -7,7 +7,8 @@
 # on loopback ports scrape it and answer for cluster goodput and round
 # time, and every query of contrib/grafana/pollux-dashboard.json returns
 # series. POLLUX_TEST_METRICS_PLOT=FILE.png also plots the scraped series
-# (contrib/grafana/plot-metrics; the picture in doc/plugin.md).
+# (contrib/grafana/plot-metrics; the picture in doc/plugin.md) after two
+# minutes more with a rigid job and a third elastic job.
 source "$(dirname "$0")/lib.sh"
 for c in prometheus prometheus-node-exporter promtool; do
   command -v "$c" >/dev/null || skip "$c not installed (Debian packages prometheus prometheus-node-exporter)"
@@ -107,7 +108,14 @@ done < <(python3 -c "import json, sys
 for p in json.load(open(sys.argv[1]))['panels']:
     for t in p['targets']: print(t['expr'])" "$dashboard")
 if [[ -n ${POLLUX_TEST_METRICS_PLOT:-} ]]; then
-  sleep "${POLLUX_TEST_METRICS_PLOT_WAIT:-60}"
-  "$POLLUX_SRC/contrib/grafana/plot-metrics" --prometheus "http://127.0.0.1:$prom_port" --out "$POLLUX_TEST_METRICS_PLOT"
+  # Something to see: a rigid job takes 8 GPUs for a while, a third elastic job arrives.
+  sleep 20
+  rigid=$(sbatch --parsable -N 2 --gpus-per-node=4 -o /dev/null "$here/rigid-job.sh")
+  sleep 20
+  submit_elastic c -N 1-4 --gpus-per-node=4 >/dev/null
+  sleep 30
+  scancel "$rigid"
+  sleep 30
+  "$POLLUX_SRC/contrib/grafana/plot-metrics" --prometheus "http://127.0.0.1:$prom_port" --out "$POLLUX_TEST_METRICS_PLOT" --minutes 3
 fi
 note "ok"
