@@ -105,7 +105,9 @@ class RoundStats {
   const GpuUse& gpus() const noexcept { return gpus_; }
   const std::vector<JobRow>& jobs() const noexcept { return jobs_; }
   double last_round() const noexcept { return last_round_; }
-  /// The sum of the elastic jobs' goodput at their current sizes (examples/s).
+  /// The sum of the running elastic jobs' goodput (examples/s) at their
+  /// sizes as the SystemComment shows them (a job checkpointing for a
+  /// resize at its new size).
   double cluster_goodput() const noexcept;
 
  private:

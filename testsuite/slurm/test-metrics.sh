@@ -117,5 +117,6 @@ if [[ -n ${POLLUX_TEST_METRICS_PLOT:-} ]]; then
   scancel "$rigid"
   sleep 30
   "$POLLUX_SRC/contrib/grafana/plot-metrics" --prometheus "http://127.0.0.1:$prom_port" --out "$POLLUX_TEST_METRICS_PLOT" --minutes 3
+  "$status_cmd" --dir "$state_dir"
 fi
 note "ok"
