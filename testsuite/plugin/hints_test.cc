@@ -113,6 +113,7 @@ TEST_F(HintReaderTest, AnEntryThatCannotBeExaminedIsNeitherJudgedNorRemoved) {
   ASSERT_EQ(::symlink("loop", loop.c_str()), 0);
   for (int round = 0; round < 2; ++round) EXPECT_FALSE(reader.read(snap, loop)[0].model);
   ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(reader.take_rejections(), (std::map<std::string, long long>{{"unexaminable", 2}}));  // as logged
   EXPECT_NE(log[0].find("JobId=11: hint rejected, no model used: " + hint_path(loop, 11) + ": cannot examine it: " +
                         std::strerror(ELOOP)), std::string::npos) << log[0];
   const std::string too_long = dir.path() + "/" + std::string(300, 'd');  // a name longer than NAME_MAX
@@ -198,6 +199,7 @@ TEST_F(HintReaderTest, AHintWrittenBeforeTheJobWasSubmittedIsRejected) {
   ASSERT_EQ(log.size(), 1u);
   EXPECT_NE(log[0].find("JobId=11: hint rejected"), std::string::npos) << log[0];
   EXPECT_NE(log[0].find("left by an earlier job with the same id"), std::string::npos) << log[0];
+  EXPECT_EQ(reader.take_rejections(), (std::map<std::string, long long>{{"earlier-job", 1}}));
 }
 
 class SpoolSweepTest : public HintReaderTest {
