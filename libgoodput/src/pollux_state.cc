@@ -77,6 +77,7 @@ bool ClusterState::fits(int j, const Placement& p) const {
       static_cast<int>(p.size()) < pb_.min_nodes(j))
     return false;
   const bool multi = p.size() > 1;
+  if (multi && pb_.type_of(p) < 0) return false;
   const bool uniform = pb_.options().uniform_gpus_per_node;
   for (const NodeShare& s : p) {
     if (s.node < 0 || s.node >= pb_.num_nodes() || s.gpus <= 0 || !pb_.allowed(j, s.node)) return false;
@@ -92,7 +93,7 @@ int ClusterState::pick(const std::vector<int>& b, int j, const Placement& skip, 
   const std::size_t first = ties_ != nullptr ? std::uniform_int_distribution<std::size_t>(0, n - 1)(*ties_) : 0;
   for (std::size_t k = 0; k < n; ++k) {
     const int node = b[(first + k) % n];
-    if (node != avoid && own(j, node) == 0 && !has_node(skip, node) && pb_.allowed(j, node)) return node;
+    if (node != avoid && own(j, node) == 0 && !has_node(skip, node) && usable(j, node)) return node;
   }
   return -1;
 }
@@ -101,7 +102,7 @@ int ClusterState::best_fit(int j, int need, bool multi, const Placement& skip, i
   int best = -1, best_avail = INT_MAX;
   for (const NodeShare& s : place_[j]) {
     if (s.node == avoid || has_node(skip, s.node) || (multi && !allowed_multi(j, s.node)) ||
-        !pb_.allowed(j, s.node))
+        !usable(j, s.node))
       continue;
     const int a = avail(j, s.node);
     if (a >= need && a < best_avail) {
@@ -121,7 +122,7 @@ int ClusterState::best_fit(int j, int need, bool multi, const Placement& skip, i
 int ClusterState::largest(int j, const Placement& skip, int avoid) const {
   int best = -1, best_avail = 0;
   for (const NodeShare& s : place_[j]) {
-    if (s.node == avoid || has_node(skip, s.node) || !allowed_multi(j, s.node) || !pb_.allowed(j, s.node)) continue;
+    if (s.node == avoid || has_node(skip, s.node) || !allowed_multi(j, s.node) || !usable(j, s.node)) continue;
     const int a = avail(j, s.node);
     if (a > best_avail) {
       best = s.node;
@@ -135,7 +136,38 @@ int ClusterState::largest(int j, const Placement& skip, int avoid) const {
   return best;
 }
 
+template <typename Pack>
+bool ClusterState::best_over_types(int j, Placement& out, Pack pack) const {
+  bool found = false;
+  double best = 0;
+  for (int t = 0; t < pb_.num_types(); ++t) {
+    if (!pb_.type_ok(j, t)) continue;
+    type_filter_ = t;
+    const bool ok = pack(type_scratch_);
+    type_filter_ = -1;
+    if (!ok) continue;
+    const double term = pb_.term(j, type_scratch_);
+    if (!found || term > best) {
+      found = true;
+      best = term;
+      out = type_scratch_;
+    }
+  }
+  if (!found) out.clear();
+  return found;
+}
+
 bool ClusterState::pack(int j, int gpus, Placement& out, int avoid) const {
+  if (pb_.num_types() == 1 || gpus == 0) return pack_in(j, gpus, out, avoid);
+  return best_over_types(j, out, [&](Placement& p) { return pack_in(j, gpus, p, avoid); });
+}
+
+bool ClusterState::pack_even(int j, int gpus, int nodes, Placement& out, int avoid) const {
+  if (pb_.num_types() == 1) return pack_even_in(j, gpus, nodes, out, avoid);
+  return best_over_types(j, out, [&](Placement& p) { return pack_even_in(j, gpus, nodes, p, avoid); });
+}
+
+bool ClusterState::pack_in(int j, int gpus, Placement& out, int avoid) const {
   out.clear();
   if (gpus == 0) return true;
   if (gpus < pb_.min_gpus(j) || gpus > pb_.max_gpus(j)) return false;
@@ -147,7 +179,7 @@ bool ClusterState::pack(int j, int gpus, Placement& out, int avoid) const {
   const int max_nodes = pb_.max_nodes(j);
   if (pb_.options().uniform_gpus_per_node) {
     for (int k = std::max(2, pb_.min_nodes(j)); k <= max_nodes; ++k)
-      if (pack_even(j, gpus, k, out, avoid)) return true;
+      if (pack_even_in(j, gpus, k, out, avoid)) return true;
     out.clear();
     return false;
   }
@@ -175,7 +207,7 @@ bool ClusterState::pack(int j, int gpus, Placement& out, int avoid) const {
   return true;
 }
 
-bool ClusterState::pack_even(int j, int gpus, int nodes, Placement& out, int avoid) const {
+bool ClusterState::pack_even_in(int j, int gpus, int nodes, Placement& out, int avoid) const {
   out.clear();
   if (nodes < 2 || nodes > pb_.max_nodes(j) || nodes < pb_.min_nodes(j) || gpus % nodes != 0 || gpus / nodes > pb_.max_capacity() ||
       gpus < pb_.min_gpus(j) || gpus > pb_.max_gpus(j))
