@@ -52,11 +52,15 @@ ClusterState::ClusterState(const PolluxProblem& pb)
     term_[j] = pb.term(j, Placement{});
     sum_ += term_[j];
   }
-  all_.init(pb.num_nodes(), pb.max_capacity());
-  open_.init(pb.num_nodes(), pb.max_capacity());
+  all_.resize(static_cast<std::size_t>(pb.num_types()));
+  open_.resize(static_cast<std::size_t>(pb.num_types()));
+  for (int t = 0; t < pb.num_types(); ++t) {
+    all_[t].init(pb.num_nodes(), pb.max_capacity());
+    open_[t].init(pb.num_nodes(), pb.max_capacity());
+  }
   for (int n = 0; n < pb.num_nodes(); ++n) {
-    all_.put(n, pb.capacity(n));
-    open_.put(n, pb.capacity(n));
+    all_of(n).put(n, pb.capacity(n));
+    open_of(n).put(n, pb.capacity(n));
   }
 }
 
@@ -110,7 +114,7 @@ int ClusterState::best_fit(int j, int need, bool multi, const Placement& skip, i
       best_avail = a;
     }
   }
-  const Buckets& b = multi ? open_ : all_;
+  const Buckets& b = multi ? open_[bucket_type()] : all_[bucket_type()];
   const int top = std::min(best_avail - 1, pb_.max_capacity());
   for (int f = std::max(need, 1); f <= top; ++f) {
     const int node = pick(b.by_free[f], j, skip, avoid);
@@ -130,7 +134,7 @@ int ClusterState::largest(int j, const Placement& skip, int avoid) const {
     }
   }
   for (int f = pb_.max_capacity(); f > best_avail; --f) {
-    const int node = pick(open_.by_free[f], j, skip, avoid);
+    const int node = pick(open_[bucket_type()].by_free[f], j, skip, avoid);
     if (node >= 0) return node;
   }
   return best;
@@ -226,15 +230,16 @@ bool ClusterState::pack_even_in(int j, int gpus, int nodes, Placement& out, int 
 
 void ClusterState::refresh(int node) {
   const int f = free(node);
-  if (all_.at[node] != f) {
-    all_.drop(node);
-    all_.put(node, f);
+  Buckets &all = all_of(node), &open = open_of(node);
+  if (all.at[node] != f) {
+    all.drop(node);
+    all.put(node, f);
   }
   if (owner_[node] >= 0) {
-    open_.drop(node);
-  } else if (open_.at[node] != f) {
-    open_.drop(node);
-    open_.put(node, f);
+    open.drop(node);
+  } else if (open.at[node] != f) {
+    open.drop(node);
+    open.put(node, f);
   }
 }
 

@@ -109,7 +109,13 @@ class ClusterState {
   std::vector<int> used_, owner_;
   long used_total_ = 0;
   std::vector<std::vector<int>> occupants_;
-  Buckets all_, open_;  // every node; nodes without a multi-node owner
+  // Per GPU type: every node; nodes without a multi-node owner. A packing
+  // on one type scans only that type's nodes.
+  std::vector<Buckets> all_, open_;
+  Buckets& all_of(int node) { return all_[static_cast<std::size_t>(pb_.type(node))]; }
+  Buckets& open_of(int node) { return open_[static_cast<std::size_t>(pb_.type(node))]; }
+  // The buckets of the type being packed (type 0 when untyped).
+  std::size_t bucket_type() const noexcept { return type_filter_ < 0 ? 0 : static_cast<std::size_t>(type_filter_); }
   std::vector<Undo> log_;
   std::mt19937_64* ties_ = nullptr;
   mutable int type_filter_ = -1;  // while packing: the only GPU type to use
