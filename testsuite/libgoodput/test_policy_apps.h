@@ -44,6 +44,26 @@ inline SpeedupFn app_speedup(const App& app) {
   return [f](int nodes, int replicas) { return (*f)(nodes, replicas); };
 }
 
+/// A job with speedup `fn`, submitted at time `id`.
+inline JobInfo job(std::uint64_t id, SpeedupFn fn, int max_replicas, double age = 1e5, int restarts = 0) {
+  JobInfo j;
+  j.id = id;
+  j.submit_time = double(id);
+  j.speedup = std::move(fn);
+  j.max_replicas = max_replicas;
+  j.age = age;
+  j.restarts = restarts;
+  return j;
+}
+
+/// The same with per-GPU-type speedups (JobInfo::speedup_by_type).
+inline JobInfo typed_job(std::uint64_t id, std::vector<SpeedupFn> fns, int max_replicas, double age = 1e5,
+                         int restarts = 0) {
+  JobInfo j = job(id, nullptr, max_replicas, age, restarts);
+  j.speedup_by_type = std::move(fns);
+  return j;
+}
+
 /// The artifact simulator's max_replicas for a job that has profiled up to
 /// `profiled` replicas: min(max(2 profiled, 1), 64, M_max / m_min).
 inline int artifact_max_replicas(const App& app, int profiled) {

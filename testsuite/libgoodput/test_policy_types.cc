@@ -28,14 +28,7 @@ std::vector<SpeedupFn> typed(const std::vector<double>& speed) {
 }
 
 JobInfo job(std::uint64_t id, std::vector<SpeedupFn> fns, int max_replicas, double age = 1e5, int restarts = 0) {
-  JobInfo j;
-  j.id = id;
-  j.submit_time = double(id);
-  j.speedup_by_type = std::move(fns);
-  j.max_replicas = max_replicas;
-  j.age = age;
-  j.restarts = restarts;
-  return j;
+  return testing::typed_job(id, std::move(fns), max_replicas, age, restarts);
 }
 
 int type_of(const std::vector<NodeInfo>& nodes, const Placement& p) {
