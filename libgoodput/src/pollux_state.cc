@@ -58,7 +58,9 @@ ClusterState::ClusterState(const PolluxProblem& pb)
     all_[t].init(pb.num_nodes(), pb.max_capacity());
     open_[t].init(pb.num_nodes(), pb.max_capacity());
   }
+  type_free_.assign(static_cast<std::size_t>(pb.num_types()), 0);
   for (int n = 0; n < pb.num_nodes(); ++n) {
+    type_free_[static_cast<std::size_t>(pb.type(n))] += pb.capacity(n);
     all_of(n).put(n, pb.capacity(n));
     open_of(n).put(n, pb.capacity(n));
   }
@@ -140,12 +142,19 @@ int ClusterState::largest(int j, const Placement& skip, int avoid) const {
   return best;
 }
 
+bool ClusterState::type_has_room(int j, int t, int gpus) const noexcept {
+  long room = type_free_[static_cast<std::size_t>(t)];
+  for (const NodeShare& s : place_[j])
+    if (pb_.type(s.node) == t) room += s.gpus;
+  return room >= gpus;
+}
+
 template <typename Pack>
-bool ClusterState::best_over_types(int j, Placement& out, Pack pack) const {
+bool ClusterState::best_over_types(int j, int gpus, Placement& out, Pack pack) const {
   bool found = false;
   double best = 0;
   for (int t = 0; t < pb_.num_types(); ++t) {
-    if (!pb_.type_ok(j, t)) continue;
+    if (!pb_.type_ok(j, t) || !type_has_room(j, t, gpus)) continue;
     type_filter_ = t;
     const bool ok = pack(type_scratch_);
     type_filter_ = -1;
@@ -163,12 +172,12 @@ bool ClusterState::best_over_types(int j, Placement& out, Pack pack) const {
 
 bool ClusterState::pack(int j, int gpus, Placement& out, int avoid) const {
   if (pb_.num_types() == 1 || gpus == 0) return pack_in(j, gpus, out, avoid);
-  return best_over_types(j, out, [&](Placement& p) { return pack_in(j, gpus, p, avoid); });
+  return best_over_types(j, gpus, out, [&](Placement& p) { return pack_in(j, gpus, p, avoid); });
 }
 
 bool ClusterState::pack_even(int j, int gpus, int nodes, Placement& out, int avoid) const {
   if (pb_.num_types() == 1) return pack_even_in(j, gpus, nodes, out, avoid);
-  return best_over_types(j, out, [&](Placement& p) { return pack_even_in(j, gpus, nodes, p, avoid); });
+  return best_over_types(j, gpus, out, [&](Placement& p) { return pack_even_in(j, gpus, nodes, p, avoid); });
 }
 
 bool ClusterState::pack_in(int j, int gpus, Placement& out, int avoid) const {
@@ -248,6 +257,7 @@ void ClusterState::set(int j, const Placement& p_in) {
   const Placement old = std::move(place_[j]);
   for (const NodeShare& s : old) {
     used_[s.node] -= s.gpus;
+    type_free_[static_cast<std::size_t>(pb_.type(s.node))] += s.gpus;
     std::vector<int>& occ = occupants_[s.node];
     occ.erase(std::find(occ.begin(), occ.end(), j));
     if (owner_[s.node] == j) owner_[s.node] = -1;
@@ -255,6 +265,7 @@ void ClusterState::set(int j, const Placement& p_in) {
   const bool multi = interference_ && p.size() > 1;
   for (const NodeShare& s : p) {
     used_[s.node] += s.gpus;
+    type_free_[static_cast<std::size_t>(pb_.type(s.node))] -= s.gpus;
     occupants_[s.node].push_back(j);
     if (multi) owner_[s.node] = j;
   }

@@ -88,7 +88,7 @@ class ClusterState {
   bool pack_even_in(int j, int gpus, int nodes, Placement& out, int avoid) const;
   // On several GPU types: `pack` over each type j may use, the best term wins.
   template <typename Pack>
-  bool best_over_types(int j, Placement& out, Pack pack) const;
+  bool best_over_types(int j, int gpus, Placement& out, Pack pack) const;
   void refresh(int node);
   void set(int j, const Placement& p);
   // Smallest avail >= need among nodes j may use (multi: allowed_multi),
@@ -112,6 +112,9 @@ class ClusterState {
   // Per GPU type: every node; nodes without a multi-node owner. A packing
   // on one type scans only that type's nodes.
   std::vector<Buckets> all_, open_;
+  std::vector<long> type_free_;  // free GPUs per GPU type
+  // Whether `gpus` GPUs of type t could fit j at all (j's own count as free).
+  bool type_has_room(int j, int t, int gpus) const noexcept;
   Buckets& all_of(int node) { return all_[static_cast<std::size_t>(pb_.type(node))]; }
   Buckets& open_of(int node) { return open_[static_cast<std::size_t>(pb_.type(node))]; }
   // The buckets of the type being packed (type 0 when untyped).
