@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include "pollux/job_description.h"
 #include "pollux/typed_goodput.h"
@@ -95,14 +96,11 @@ TEST(TypedGoodput, WithoutAFitSpeedupsAreLinearInTheTypesSpeeds) {
 }
 
 TEST(DescribeElasticJob, TheRulesSchedPolluxAndTheSimulatorShare) {
+  // Submitted at 100 s, now 110 s, 2 restarts, profiled at 3 replicas.
   ElasticJobState s;
   s.id = 7;
-  s.submit_time = 100;
-  s.now = 110;
-  s.restarts = 2;
-  s.max_profiled_replicas = 3;
-  s.max_gpus = 64;
-  s.max_gpus_by_batch = 40;
+  std::tie(s.submit_time, s.now, s.restarts, s.max_profiled_replicas) = std::make_tuple(100.0, 110.0, 2, 3);
+  std::tie(s.max_gpus, s.max_gpus_by_batch) = std::make_pair(64, 40);
   JobInfo i = describe_elastic_job(s, 30, false);
   EXPECT_EQ(i.id, 7u);
   EXPECT_DOUBLE_EQ(i.age, 10);

@@ -5,14 +5,13 @@
 # lower; a bad cluster description is a one-line input error (status 2).
 #   hetero.sh POLLUX_SIM TRACES_ROOT CLUSTER_CSV
 set -eu
-sim=$1
-traces=$2
-cluster=$3
-tmp=$(mktemp -d)
+sim=$1 traces=$2 cluster=$3 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 head -n 31 "$traces/workloads/workload-1.csv" >"$tmp/w30.csv"
-"$sim" --policy pollux --traces "$traces" --gpu-types "$cluster" --json "$tmp/aware.json" "$tmp/w30.csv"
-"$sim" --policy pollux --traces "$traces" --gpu-types "$cluster" --type-agnostic --json "$tmp/agnostic.json" "$tmp/w30.csv"
+for mode in aware agnostic; do
+  flag=$([ $mode = agnostic ] && echo --type-agnostic || true)
+  "$sim" --policy pollux --traces "$traces" --gpu-types "$cluster" $flag --json "$tmp/$mode.json" "$tmp/w30.csv"
+done
 /usr/bin/python3 - "$tmp/aware.json" "$tmp/agnostic.json" <<'PY'
 import json, sys
 aware, agnostic = (json.load(open(p))["workloads"]["w30"] for p in sys.argv[1:3])
