@@ -208,6 +208,7 @@ int run_main(int argc, char** argv) {
     a.sim.gpu_types = read_gpu_types(a.gpu_types);
     a.sim.nodes = 0;
     for (const GpuType& g : a.sim.gpu_types) a.sim.nodes += g.nodes;
+    if (a.sim.nodes > 1024) throw InputError(a.gpu_types, 0, "the GPU types have more than 1024 nodes in all");
   }
 
   const std::string app_dir = application_dir(a.traces.empty() ? default_traces_root() : a.traces);
