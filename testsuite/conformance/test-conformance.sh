@@ -19,7 +19,8 @@ slurm_src=${POLLUX_SLURM_SRC:-}
   skip "python3 lacks pytest, pytest-timeout or pexpect (Debian packages python3-pytest python3-pytest-timeout python3-pexpect)"
 command -v expect >/dev/null || skip "expect not installed (Debian package expect)"
 
-mapfile -t selection < <(sed 's/#.*//; s/[[:space:]]*$//; /^$/d' "$conformance/selection")
+# POLLUX_CONFORMANCE_SELECTION=FILE runs another selection (same format).
+mapfile -t selection < <(sed 's/#.*//; s/[[:space:]]*$//; /^$/d' "${POLLUX_CONFORMANCE_SELECTION:-$conformance/selection}")
 schedulers=(backfill pollux)
 top=
 stop_all() {
@@ -28,8 +29,9 @@ stop_all() {
   for s in "${schedulers[@]}"; do
     [[ -d $top/$s ]] || continue
     if ((rc != 0)) && [[ -f $top/$s/log/slurmctld.log ]]; then
-      echo "---- $top/$s/log/slurmctld.log (errors, last 20) ----"
-      grep -E "error|fatal" "$top/$s/log/slurmctld.log" | tail -20 || true
+      echo "---- $top/$s/log/slurmctld.log (errors and sched/pollux, last 20) ----"
+      grep -E "error:|fatal:|sched/pollux|job_submit/pollux" "$top/$s/log/slurmctld.log" |
+        grep -vE "state file|Trying backup" | tail -20 || true
     fi
     "$cluster_tool" --dir "$top/$s" stop || { echo "FAILED: $test_name: the $s cluster could not be stopped" >&2; rc=1; }
   done
@@ -114,9 +116,12 @@ if ((${#differences[@]})); then
   for t in "${differences[@]}"; do
     echo "  $t: round 1 $(status_in "$top/1.pollux" "$t"), round 2 $(status_in "$top/2.pollux" "$t") under sched/pollux"
     case $t in
-      atf:*) echo "    log: $top/work-pollux/2/atf.log" ;;
-      expect:*) echo "    log: $top/work-pollux/2/expect/${t#expect:}.log" ;;
+      atf:*) log=$top/work-pollux/2/atf.log ;;
+      expect:*) log=$top/work-pollux/2/expect/${t#expect:}.log ;;
     esac
+    echo "    ---- its log under sched/pollux (last 25 lines of $log) ----"
+    tail -25 "$log" | sed 's/^/    /'
+    echo "    (under sched/backfill: ${log/work-pollux/work-backfill})"
   done
   fail "${#differences[@]} of Slurm's tests pass under sched/backfill but not under sched/pollux"
 fi
