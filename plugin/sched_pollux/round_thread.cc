@@ -138,6 +138,7 @@ class RoundThread {
     }
     ParamsResult parsed = parse_params(sched_params);
     for (const std::string& e : parsed.errors) error("sched/pollux: SchedulerParameters: %s", e.c_str());
+    for (const std::string& n : parsed.notes) info("sched/pollux: SchedulerParameters: %s", n.c_str());
     const bool options_changed = !loaded_ || policy_options_differ(parsed.params);
     if (!loaded_ || parsed.params != params_)
       info("sched/pollux: parameters: %s", describe(parsed.params).c_str());
