@@ -14,6 +14,8 @@
 # 2. A job requeued by anyone else (here scontrol, as a job's own script
 #    does when a rank dies) keeps Slurm's wait (cred_expire + 1 s): started
 #    sooner, its step could collide with its last run's slurmstepd.
+# 3. A node fails under a running job: it runs again on the healthy node
+#    within Slurm's node timeout, its requeue wait and a round.
 source "$(dirname "$0")/lib.sh"
 start_cluster "pollux_checkpoint_timeout=5" --nodes 2 --gpus 1 --slurmd-timeout 8
 export POLLUX_TEST_PROFILED=16
@@ -24,8 +26,8 @@ checkpointing() { [[ $(phase "$a") == ckpt ]]; }
 wait_until 60 "job $a asked to checkpoint (to grow)" checkpointing
 note "job $a on $victim signalled ($(system_comment "$a")); killing $victim"
 cluster kill-node "$victim"
-# Another job waits for a GPU meanwhile.
-w=$(submit_elastic w -N 1 --gpus-per-node=1)
+# Another elastic job waits for a GPU meanwhile.
+w=$(submit_elastic w -N 1-2 --gpus-per-node=1)
 requeued() { (($(restarts "$a") >= 1)); }
 wait_until 60 "job $a requeued after its checkpoint timed out" requeued
 down() { [[ $(scontrol show node "$victim") =~ State=DOWN ]]; }
@@ -76,4 +78,18 @@ wait_until 60 "job $b running again" eval '[[ $(job_state "$b") == RUNNING && $(
 waited=$(($(date +%s) - at))
 note "job $b started again ${waited}s after scontrol requeue"
 ((waited >= 8)) || fail "job $b, requeued by scontrol, started again after ${waited}s, before Slurm's own wait (11 s)"
+
+# 3. A node fails under a running job: the job runs again on the healthy
+# node within what Slurm's own rules take: the node DOWN (SlurmdTimeout 8 s
+# plus up to three pings of MessageTimeout + 1 = 11 s: 41 s), Slurm's wait
+# after its requeue (cred_expire + 1 = 11 s) and a round (3 s).
+wait_until 60 "job $b running as decided" runs_as_decided "$b"
+dead=$(job_field "$b" BatchHost)
+killed_at=$(date +%s)
+cluster kill-node "$dead"
+back_elsewhere() { [[ $(job_state "$b") == RUNNING && $(granted "$b") != *"$dead"* ]]; }
+wait_until 90 "job $b running again without $dead" back_elsewhere
+took=$(($(date +%s) - killed_at))
+note "job $b ran again on $(granted "$b") ${took}s after $dead failed"
+((took <= 41 + 11 + 3 + 15)) || fail "job $b ran again ${took}s after its node failed: more than Slurm's node timeout, its requeue wait and a round (70 s)"
 note "ok"
