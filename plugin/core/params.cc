@@ -82,17 +82,20 @@ std::function<std::string(std::string_view, Params&)> boolean(bool Params::*fiel
   };
 }
 
-std::string set_spool_dir(std::string_view value, Params& p) {
-  if (value.empty() || value.front() != '/') return "must be an absolute path";
-  if (value.size() > 1024) return "is longer than 1024 characters";
-  if (value == "/") return "must not be the root directory";
-  const std::string v(value);
-  if (v.find("/../") != std::string::npos || (v.size() >= 3 && v.compare(v.size() - 3, 3, "/..") == 0))
-    return "must not contain '..'";
-  for (unsigned char c : v)
-    if (c < 0x20 || c == 0x7f) return "must not contain control characters";
-  p.spool_dir = v;
-  return {};
+// An absolute path without '..' or control characters.
+std::function<std::string(std::string_view, Params&)> path(std::string Params::*field) {
+  return [=](std::string_view value, Params& p) -> std::string {
+    if (value.empty() || value.front() != '/') return "must be an absolute path";
+    if (value.size() > 1024) return "is longer than 1024 characters";
+    if (value == "/") return "must not be the root directory";
+    const std::string v(value);
+    if (v.find("/../") != std::string::npos || (v.size() >= 3 && v.compare(v.size() - 3, 3, "/..") == 0))
+      return "must not contain '..'";
+    for (unsigned char c : v)
+      if (c < 0x20 || c == 0x7f) return "must not contain control characters";
+    p.*field = v;
+    return {};
+  };
 }
 
 const std::vector<Option>& options() {
@@ -102,7 +105,8 @@ const std::vector<Option>& options() {
       {"pollux_restart_penalty", number(&Params::restart_penalty, 0, 86400)},
       {"pollux_interference_avoidance", boolean(&Params::interference_avoidance)},
       {"pollux_max_nodes", integer(&Params::max_nodes_per_job, 1, 100000)},
-      {kSpoolDirParameter, set_spool_dir},
+      {kSpoolDirParameter, path(&Params::spool_dir)},
+      {"pollux_metrics_file", path(&Params::metrics_file)},
       {"pollux_checkpoint_timeout", number(&Params::checkpoint_timeout, 1, 86400)},
       {"pollux_search_budget", integer(&Params::search_budget, 0, 1000000000)},
       {"pollux_backfill", boolean(&Params::backfill)},
@@ -116,7 +120,7 @@ bool Params::operator==(const Params& o) const noexcept {
   return interval == o.interval && fairness_p == o.fairness_p && restart_penalty == o.restart_penalty &&
          interference_avoidance == o.interference_avoidance && max_nodes_per_job == o.max_nodes_per_job &&
          spool_dir == o.spool_dir && checkpoint_timeout == o.checkpoint_timeout &&
-         search_budget == o.search_budget && backfill == o.backfill;
+         search_budget == o.search_budget && backfill == o.backfill && metrics_file == o.metrics_file;
 }
 
 ParamsResult parse_params(std::string_view text) {
@@ -175,6 +179,7 @@ std::string describe(const Params& p) {
     << " pollux_max_nodes=" << p.max_nodes_per_job << " pollux_spool_dir=" << p.spool_dir
     << " pollux_checkpoint_timeout=" << p.checkpoint_timeout << " pollux_search_budget=" << p.search_budget
     << " pollux_backfill=" << (p.backfill ? "yes" : "no");
+  if (!p.metrics_file.empty()) o << " pollux_metrics_file=" << p.metrics_file;
   return o.str();
 }
 

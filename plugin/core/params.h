@@ -24,6 +24,7 @@ struct Params {
   double checkpoint_timeout = 120.0;  ///< pollux_checkpoint_timeout: seconds to wait for the agent
   long long search_budget = 0;        ///< pollux_search_budget: fitness evaluations, 0 = policy default
   bool backfill = true;               ///< pollux_backfill: Slurm's backfill for rigid jobs
+  std::string metrics_file;           ///< pollux_metrics_file: Prometheus text file written each round ("": none)
 
   bool operator==(const Params& o) const noexcept;
   bool operator!=(const Params& o) const noexcept { return !(*this == o); }

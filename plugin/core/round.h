@@ -49,6 +49,7 @@ struct Size {
 struct ElasticJobSnapshot {
   std::uint32_t job_id = 0;
   std::uint32_t uid = 0;
+  std::string partition;        ///< Slurm's partition list, for statistics (round_stats.h)
   double submit_time = 0;       ///< the first submission (kept in the state: Slurm resets its own on requeue)
   double start_time = 0;        ///< of the current run, when running
   int restarts = 0;             ///< Slurm's restart count

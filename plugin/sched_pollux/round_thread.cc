@@ -22,7 +22,9 @@
 #include "core/hints.h"
 #include "core/params.h"
 #include "core/round.h"
+#include "core/round_stats.h"
 #include "enact.h"
+#include "publish_stats.h"
 #include "snapshot.h"
 
 extern "C" {
@@ -303,6 +305,11 @@ class RoundThread {
             snap.jobs.size(), read_ms, write_ms, plan_ms);
     else
       debug2("sched/pollux: transition round: lock hold: read %.3f ms, write %.3f ms", read_ms, write_ms);
+    stats_.add(snap, inputs, result,
+               {full ? RoundKind::kPeriodic : arrivals ? RoundKind::kArrivals : RoundKind::kTransition, read_ms,
+                plan_ms, ms_since(t0), write_ms > 0, write_ms, static_cast<int>(report.errors.size()),
+                static_cast<int>(report.refusals.size()), hints_.take_rejections()});
+    publisher_.publish(stats_, params_);
   }
 
   // Sizes Slurm refused stay refused for the job (never proposed again)
@@ -386,6 +393,8 @@ class RoundThread {
   Params params_;
   std::unique_ptr<Policy> policy_;
   HintReader hints_{[](const std::string& line) { error("sched/pollux: %s", line.c_str()); }};
+  RoundStats stats_{static_cast<double>(std::time(nullptr))};
+  StatsPublisher publisher_;
   std::thread thread_;
 };
 

@@ -117,6 +117,7 @@ Snapshot take_snapshot(double now) {
       ElasticJobSnapshot e;
       e.job_id = job->job_id;
       e.uid = job->user_id;
+      e.partition = job->partition != nullptr ? job->partition : "";
       e.submit_time = state && state->submit > 0 ? state->submit
                       : job->details != nullptr ? static_cast<double>(job->details->submit_time)
                                                 : now;

@@ -119,6 +119,8 @@ INSTANTIATE_TEST_SUITE_P(
         Rejection{"pollux_spool_dir=relative/path", "pollux_spool_dir"}, Rejection{"pollux_spool_dir=", "pollux_spool_dir"},
         Rejection{"pollux_spool_dir=/", "pollux_spool_dir"}, Rejection{"pollux_spool_dir=/a/../etc", "pollux_spool_dir"},
         Rejection{"pollux_spool_dir=/a/..", "pollux_spool_dir"}, Rejection{"pollux_spool_dir=/a\tb", "pollux_spool_dir"},
+        Rejection{"pollux_metrics_file=metrics.prom", "pollux_metrics_file"},
+        Rejection{"pollux_metrics_file=/a/../b.prom", "pollux_metrics_file"},
         Rejection{"pollux_checkpoint_timeout=0", "pollux_checkpoint_timeout"},
         Rejection{"pollux_checkpoint_timeout=-5", "pollux_checkpoint_timeout"},
         Rejection{"pollux_checkpoint_timeout=x", "pollux_checkpoint_timeout"},
@@ -127,6 +129,16 @@ INSTANTIATE_TEST_SUITE_P(
         Rejection{"pollux_search_budget=2000000000", "pollux_search_budget"},
         Rejection{"pollux_backfill=2", "pollux_backfill"}, Rejection{"pollux_intervall=5", "unknown option"},
         Rejection{"pollux_=1", "unknown option"}));
+
+TEST(Params, TheMetricsFileIsOffByDefaultAndSetByItsOption) {
+  EXPECT_EQ(parse_params("").params.metrics_file, "");
+  const ParamsResult r = parse_params("pollux_metrics_file=/var/lib/prometheus/node-exporter/pollux.prom");
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.params.metrics_file, "/var/lib/prometheus/node-exporter/pollux.prom");
+  EXPECT_NE(r.params, Params{});
+  EXPECT_NE(describe(r.params).find("pollux_metrics_file=/var/lib/prometheus/node-exporter/pollux.prom"),
+            std::string::npos);
+}
 
 TEST(Params, ALongSpoolPathIsRejected) {
   const ParamsResult r = parse_params("pollux_spool_dir=/" + std::string(1100, 'a'));
