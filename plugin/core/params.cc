@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <iomanip>
 #include <optional>
 #include <sstream>
@@ -124,6 +125,8 @@ bool Params::operator==(const Params& o) const noexcept {
 
 ParamsResult parse_params(std::string_view text) {
   ParamsResult result;
+  // Per option: the occurrence that holds (its text) and how many were given.
+  std::map<const Option*, std::pair<std::string, int>> given;
   while (!text.empty()) {
     const auto comma = text.find(',');
     std::string_view item = text.substr(0, comma);
@@ -140,20 +143,31 @@ ParamsResult parse_params(std::string_view text) {
       result.errors.push_back(log_safe("unknown option " + std::string(item) + " ignored"));
       continue;
     }
+    auto& [holding, count] = given[option];
+    ++count;
+    // What stays when this occurrence is refused: an earlier valid one, or the default.
+    const std::string kept = holding.empty() ? "default kept" : holding + " (given earlier) kept";
     if (eq == std::string_view::npos) {
-      result.errors.push_back(std::string(option->name) + " has no value (" + option->name +
-                              "=VALUE): default kept");
+      result.errors.push_back(log_safe(std::string(option->name) + " has no value (" + option->name + "=VALUE): " +
+                                       kept));
       continue;
     }
     const std::string_view value = item.substr(eq + 1);
     Params candidate = result.params;
     const std::string why = option->set(value, candidate);
-    if (why.empty())
+    if (why.empty()) {
       result.params = candidate;
-    else
-      result.errors.push_back(log_safe(std::string(option->name) + "=" + std::string(value) + " " + why +
-                                       ": default kept"));
+      holding = std::string(option->name) + "=" + std::string(value);
+    } else {
+      result.errors.push_back(log_safe(std::string(option->name) + "=" + std::string(value) + " " + why + ": " + kept));
+    }
   }
+  // A key given twice: the last valid one wins, as with Slurm's own repeated keys; say so.
+  for (const auto& [option, g] : given)
+    if (g.second > 1)
+      result.notes.push_back(log_safe(std::string(option->name) + " given " + std::to_string(g.second) +
+                                      " times: the last valid one wins: " +
+                                      (g.first.empty() ? std::string("none, default kept") : g.first)));
   return result;
 }
 

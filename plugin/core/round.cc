@@ -264,6 +264,7 @@ std::string hold_reason_for(const std::string& why, const std::string& detail) {
   if (why == "reservation") return "pollux: reservation not active";
   if (why == "partition") return "pollux: partition down or inactive";
   if (why == "refused") return "pollux: Slurm refused its size (BadConstraints)";
+  if (why == "node-failed") return "pollux: its last run's node stopped responding; waiting for Slurm to set it DOWN";
   return "pollux: waiting for GPUs";
 }
 

@@ -67,7 +67,8 @@ struct ElasticJobSnapshot {
   double begin_time = 0;          ///< the job's begin time (pending)
   bool completing = false;        ///< pending after a requeue, still cleaning up its last run
   /// Pending: why Slurm would not start the job now at any size, from
-  /// Slurm's own tests (blocker_*: dependency, reservation, partition);
+  /// Slurm's own tests (blocker_*: dependency, reservation, partition), or
+  /// "node-failed" (requeued, still completing on a node not responding);
   /// empty when nothing but its size stops it.
   std::string blocker;
   std::string hold_text;          ///< pending and held: the reason text squeue shows
@@ -157,7 +158,8 @@ inline constexpr double kRequeueWindow = kRequeueParking + 60.0;
 /// Why a pending elastic job cannot start now at any size, as the one-word
 /// `why` of its SystemComment: "held" (a user's or administrator's hold),
 /// the snapshot's blocker ("dependency", "dependency-never", "reservation",
-/// "partition", "refused": Slurm found the size it was given impossible),
+/// "partition", "refused": Slurm found the size it was given impossible,
+/// "node-failed": requeued and still completing on a node not responding),
 /// "limits" (Slurm allows it no size: allowed_range()), or "begin" (a
 /// begin time in the future that no requeue set). Empty when it can start. Such a job is left out of the round: it
 /// gets no GPUs, and those it was promised are free again.

@@ -84,8 +84,15 @@ class RoundThread {
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
-    Clock::time_point next_round = Clock::now();
-    Clock::time_point last_start = next_round;
+    // The first periodic round comes one interval after slurmctld starts,
+    // as if one had just run: after a restart the last round's decisions
+    // (a resize under way, a job just shrunk) are not decided again at
+    // once by a policy that lost its search state. Meanwhile the light
+    // rounds carry on what is in flight (an acknowledgement already
+    // written is taken by the first one, in_flight_ below) and the
+    // arrivals rounds give pending jobs GPUs.
+    Clock::time_point last_start = Clock::now();
+    Clock::time_point next_round = last_start + seconds(params_.interval);
     for (;;) {
       bool reload = false;
       {
@@ -140,6 +147,7 @@ class RoundThread {
     }
     ParamsResult parsed = parse_params(sched_params);
     for (const std::string& e : parsed.errors) error("sched/pollux: SchedulerParameters: %s", e.c_str());
+    for (const std::string& n : parsed.notes) info("sched/pollux: SchedulerParameters: %s", n.c_str());
     const bool options_changed = !loaded_ || policy_options_differ(parsed.params);
     if (!loaded_ || parsed.params != params_)
       info("sched/pollux: parameters: %s", describe(parsed.params).c_str());
@@ -377,7 +385,7 @@ class RoundThread {
   std::condition_variable cv_;
   bool stop_ = false;
   bool reconfig_ = true;  // the first thing the thread does: read the parameters
-  bool in_flight_ = false;
+  bool in_flight_ = true;  // until the first round says: a restart may find resizes under way
   time_t seen_job_update_ = 0;
   time_t seen_at_ = 0;  // the second of the last snapshot
   double next_sweep_ = 0;

@@ -51,6 +51,29 @@ TEST(Params, KeysAreCaseInsensitiveAndTheLastOneWins) {
   EXPECT_FALSE(r.params.backfill);
 }
 
+TEST(Params, ARepeatedKeyIsNotedWithTheOneThatWins) {
+  const ParamsResult r = parse_params("pollux_interval=5,pollux_interval=7");
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("pollux_interval given 2 times: the last valid one wins: pollux_interval=7"),
+            std::string::npos)
+      << r.notes[0];
+  EXPECT_TRUE(parse_params("pollux_interval=5,pollux_fairness=-2").notes.empty());
+}
+
+TEST(Params, ARefusedRepeatKeepsTheEarlierValueAndSaysSo) {
+  const ParamsResult r = parse_params("pollux_interval=5,pollux_interval=abc");
+  EXPECT_EQ(r.params.interval, 5);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("pollux_interval=5 (given earlier) kept"), std::string::npos) << r.errors[0];
+  EXPECT_EQ(r.errors[0].find("default kept"), std::string::npos) << r.errors[0];
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("wins: pollux_interval=5"), std::string::npos) << r.notes[0];
+  const ParamsResult none = parse_params("pollux_interval=x,pollux_interval");
+  EXPECT_EQ(none.params.interval, Params{}.interval);
+  ASSERT_EQ(none.errors.size(), 2u);
+  EXPECT_NE(none.errors[1].find("default kept"), std::string::npos) << none.errors[1];
+}
+
 TEST(Params, BooleansAcceptTheUsualSpellings) {
   for (const char* yes : {"yes", "YES", "true", "on", "1"})
     EXPECT_TRUE(parse_params(std::string("pollux_backfill=no,pollux_backfill=") + yes).params.backfill) << yes;
