@@ -42,12 +42,15 @@ def test_accumulation_and_the_lr_rules_give_the_expected_update(run_ranks, rule)
         assert all(abs(r["factor"] - want) < 1e-12 for r in rows)
 
 
-def test_the_loader_neither_skips_nor_repeats_across_2_4_1_replicas(run_ranks):
+def resize_2_4_1(run_ranks, tmp_path, workers):
+    """The resize scenario's three runs; every rank's rows [position, epoch, ids...] in order."""
     phases = [(2, 4), (4, 3), (1, 0)]
     taken = []
     prev_end = None
     for i, (n, steps) in enumerate(phases):
-        out = run_ranks(n, "resize", steps, env={"POLLUX_ADAPT": "0", "SLURM_RESTART_COUNT": str(i)})
+        out = run_ranks(n, "resize", steps, env={"POLLUX_ADAPT": "0", "SLURM_RESTART_COUNT": str(i),
+                                                 "POLLUX_TEST_WORKERS": str(workers),
+                                                 "POLLUX_CHECKPOINT_DIR": str(tmp_path / f"ckpt-{workers}")})
         assert len(out) == n and all(o["replicas"] == n for o in out)
         assert out[0]["resumed"] == (i > 0)
         if prev_end is not None:
@@ -55,13 +58,13 @@ def test_the_loader_neither_skips_nor_repeats_across_2_4_1_replicas(run_ranks):
         prev_end = out[0]["end"]
         for o in out:
             taken += o["taken"]
+    return taken
+
+
+def test_the_loader_neither_skips_nor_repeats_across_2_4_1_replicas_with_or_without_workers(run_ranks, tmp_path):
+    taken = resize_2_4_1(run_ranks, tmp_path, 0)
     # Every example of epochs 0 and 1 exactly once; the stream positions are contiguous.
     n = 300
-    seen = {}
-    for row in taken:
-        pos, ids = row[0], row[2:]
-        for j, i in enumerate(ids):
-            seen.setdefault(i, []).append(pos)
     positions = sorted(row[0] for row in taken)
     total = sum(len(row) - 2 for row in taken)
     assert total >= 2 * n
@@ -74,6 +77,49 @@ def test_the_loader_neither_skips_nor_repeats_across_2_4_1_replicas(run_ranks):
     assert all(2 <= c <= 3 for c in counts.values())
     assert sum(1 for c in counts.values() if c == 3) == total - 2 * n
     assert positions[0] == 0
+    # The batch configuration changed mid-run (worker.py): micro-batches of 2.
+    assert any(len(row) - 2 == 2 for row in taken) and any(len(row) - 2 > 2 for row in taken)
+    # Two worker processes per rank, persistent, prefetching 4 batches
+    # each, across the resizes and a configuration change at a step
+    # boundary: the same examples in the same micro-batches as in-process.
+    assert resize_2_4_1(run_ranks, tmp_path, 2) == taken
+
+
+ADAM_EPOCHS = 5
+ADAM_TOLERANCE = 0.02
+
+
+def test_adamw_at_4x_m0_reaches_the_m0_accuracy_within_the_same_progress(run_ranks):
+    # Real data (scikit-learn's digits, the example's network), AdamW at
+    # lr 1e-3 tuned for M0 = 16, trained to 5 epochs of scale-invariant
+    # progress at M0 and at 4 x M0 with the rule pollux.torch picks for
+    # AdamW: the larger batch reaches the M0 run's final validation
+    # accuracy (within ADAM_TOLERANCE) by the same progress, in fewer steps.
+    base = run_ranks(1, "adam", 1, ADAM_EPOCHS, env={"POLLUX_ADAPT": "0"})[0]
+    big = run_ranks(1, "adam", 4, ADAM_EPOCHS, env={"POLLUX_ADAPT": "0"})[0]
+    assert base["rule"] == big["rule"] == "adamscale"
+    assert (base["batch"], big["batch"]) == (16, 64)
+    assert big["steps"] < base["steps"] / 2, (big["steps"], base["steps"])
+    # The factor applied is the square root of the AdaScale gain, and the
+    # gain did leave 1 (the estimate came in).
+    assert all(abs(f - g ** 0.5) < 1e-12 for g, f in big["factors"])
+    assert big["gain"] > 1.5
+    assert max(big["accs"]) >= base["accs"][-1] - ADAM_TOLERANCE, (big["accs"], base["accs"])
+    assert len(big["accs"]) == len(base["accs"]) == ADAM_EPOCHS
+
+
+@pytest.mark.parametrize("optimizer,rule", [("Adam", "adamscale"), ("AdamW", "adamscale"), ("SGD", "adascale"),
+                                            ("Adagrad", "adascale")])
+def test_the_adam_rule_is_the_default_for_adam_and_adamw(optimizer, rule):
+    r = python("import torch, pollux.torch as pt\n"
+               "pt.init_process_group(); l = pt.ElasticDataLoader([torch.ones(1)] * 10, batch_size=2)\n"
+               f"m = torch.nn.Linear(1, 1); o = torch.optim.{optimizer}(m.parameters(), lr=1)\n"
+               "m = pt.ElasticDataParallel(m, o); print('RULE', pt._session.get().lr_rule)\n",
+               POLLUX_CHECKPOINT_DIR="/tmp/pollux-rule-%d" % os.getpid(), POLLUX_VERBOSE="1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"RULE {rule}" in r.stdout, r.stdout
+    # Stated in the job's log.
+    assert f"pollux.torch: learning-rate rule {rule} (the default for {optimizer};" in r.stderr, r.stderr
 
 
 def test_checkpoint_round_trips_every_registered_object(run_ranks):
