@@ -190,12 +190,63 @@ def test_a_wrong_gradient_dtype_is_a_clear_error():
      "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1); m = pt.ElasticDataParallel(m, o)\n"
      "it = iter(l); next(it); o.step()", "before the gradients were all-reduced"),
     ("pt.init_process_group(); pt.register('x', 3)", "TypeError"),
+    ("pt.init_process_group()\n"
+     "class S(torch.utils.data.IterableDataset):\n    def __iter__(self): return iter(range(4))\n"
+     "    def __len__(self): return 4\n"
+     "pt.ElasticDataLoader(S(), batch_size=2, num_workers=2)", "not an IterableDataset"),
+    ("pt.init_process_group(); pt.ElasticDataLoader(list(range(10)), batch_size=2, persistent_workers=True)",
+     "need worker processes: set num_workers > 0"),
+    ("pt.init_process_group(); pt.ElasticDataLoader(list(range(10)), batch_size=2, num_workers=-1)",
+     "num_workers -1: a non-negative integer"),
+    ("pt.init_process_group(); pt.ElasticDataLoader(list(range(10)), batch_size=2, sampler=range(10))",
+     "sampler is not accepted: the loader orders and batches the examples itself"),
+    ("pt.init_process_group(); l = pt.ElasticDataLoader(list(range(10)), batch_size=2)\n"
+     "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1)\n"
+     "pt.ProgressScheduler(torch.optim.lr_scheduler.StepLR(o, 1), per='batch')", "per='batch': one of epoch, step"),
 ], ids=["api-before-init", "agent-before-init", "agent-too-early", "iterating-without-model", "step-outside-a-step",
-        "step-before-backward", "register-bad-object"])
+        "step-before-backward", "register-bad-object", "workers-over-an-iterable-dataset",
+        "persistent-workers-without-workers", "negative-workers", "a-sampler", "progress-scheduler-unit"])
 def test_bad_use_gets_a_clear_exception(code, message):
     r = python("import torch, pollux.torch as pt\n"
                "try:\n" + "".join("    " + line + "\n" for line in code.split("\n")) +
-               "except (pt.PolluxError, TypeError) as e:\n    print(type(e).__name__, e)\n",
+               "except (pt.PolluxError, TypeError, ValueError) as e:\n    print(type(e).__name__, e)\n",
                POLLUX_CHECKPOINT_DIR="/tmp/pollux-bad-use-%d" % os.getpid())
     assert r.returncode == 0, r.stdout + r.stderr
     assert message in r.stdout, r.stdout + r.stderr
+
+
+SCHEDULE = """
+import warnings
+warnings.simplefilter("always")
+import torch, torch.nn.functional as F, pollux.torch as pt
+pt.init_process_group()
+x = torch.randn(64, 3)
+loader = pt.ElasticDataLoader(torch.utils.data.TensorDataset(x, x.sum(1)), batch_size=8, max_batch_size=32,
+                              atomic_batch_size=(8, 32))
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=1.0)
+sched = pt.ProgressScheduler(torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5))
+model = pt.ElasticDataParallel(model, opt, sched)
+a = pt.agent()
+seen = []
+for epoch in pt.remaining_epochs_until(3):
+    if a.step == 0:
+        a.set_batch_config(32, 0)
+    for xb, yb in loader:
+        opt.zero_grad()
+        F.mse_loss(model(xb).squeeze(1), yb).backward()
+        opt.step()
+        seen.append((pt.progress_epochs(), sched.last_epoch, opt.param_groups[0]["lr"]))
+print("EPOCHS", epoch + 1, "STEPS", a.step)
+print("OK", all(last == int(p + 1e-9) and abs(lr - 0.5 ** last) < 1e-12 for p, last, lr in seen))
+"""
+
+
+def test_a_schedule_follows_progress_without_torch_warnings():
+    # StepLR halving per epoch, wrapped in ProgressScheduler and handed
+    # to ElasticDataParallel (the documented use): at 4 x M0 the scheduler
+    # counts progress epochs, not data epochs, and torch warns of nothing.
+    r = python(SCHEDULE, POLLUX_CHECKPOINT_DIR="/tmp/pollux-schedule-%d" % os.getpid(), POLLUX_ADAPT="0")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OK True" in r.stdout, r.stdout
+    assert "Warning" not in r.stderr, r.stderr
