@@ -185,13 +185,6 @@ struct Agent::Impl {
     }
   }
 
-  static std::string checkpoint_root(const AgentOptions& o, const JobEnvironment& e) {
-    if (!o.checkpoint_dir.empty()) return o.checkpoint_dir;
-    if (const char* v = std::getenv("POLLUX_CHECKPOINT_DIR"); v != nullptr && *v != '\0') return v;
-    const std::string job = e.job_id != 0 ? std::to_string(e.job_id) : "local";
-    return (e.submit_dir.empty() ? std::string(".") : e.submit_dir) + "/pollux-ckpt/" + job;
-  }
-
   long long total_batch() const { return static_cast<long long>(replicas) * atomic * (accum + 1); }
 
   void update_gain() {
@@ -626,6 +619,18 @@ Agent::Agent(std::unique_ptr<Communicator> comm, std::unique_ptr<StepBackend> ba
 Agent::~Agent() = default;
 
 void Agent::on_checkpoint(CheckpointFn fn) { impl_->save_fn = std::move(fn); }
+std::string checkpoint_root(const AgentOptions& o, const JobEnvironment& e) {
+  if (!o.checkpoint_dir.empty()) return o.checkpoint_dir;
+  if (const char* v = std::getenv("POLLUX_CHECKPOINT_DIR"); v != nullptr && *v != '\0') return v;
+  const std::string job = e.job_id != 0 ? std::to_string(e.job_id) : "local";
+  return (e.submit_dir.empty() ? std::string(".") : e.submit_dir) + "/pollux-ckpt/" + job;
+}
+
+bool checkpoint_waiting(const AgentOptions& options) {
+  const JobEnvironment env = JobEnvironment::from_environment();
+  return CheckpointStore(checkpoint_root(options, env), env.restart_count).latest().has_value();
+}
+
 void Agent::on_restore(CheckpointFn fn) { impl_->load_fn = std::move(fn); }
 bool Agent::restore() { return impl_->restore(); }
 

@@ -52,7 +52,7 @@ def resize_2_4_1(run_ranks, tmp_path, workers):
                                                  "POLLUX_TEST_WORKERS": str(workers),
                                                  "POLLUX_CHECKPOINT_DIR": str(tmp_path / f"ckpt-{workers}")})
         assert len(out) == n and all(o["replicas"] == n for o in out)
-        assert out[0]["resumed"] == (i > 0)
+        assert out[0]["resumed"] == out[0]["resumed_at_init"] == (i > 0)
         if prev_end is not None:
             assert out[0]["start"] == prev_end, "the run did not resume where the last one stopped"
         prev_end = out[0]["end"]
@@ -165,6 +165,22 @@ def test_a_missing_agent_library_is_a_clear_error():
                POLLUX_AGENT_LIBRARY="/nonexistent/libpollux-agent.so")
     assert r.returncode == 0, r.stderr
     assert "ERR libpollux-agent not found" in r.stdout and "POLLUX_AGENT_LIBRARY" in r.stdout
+
+
+def test_the_c_structs_layout_is_checked_at_load():
+    # The package's ctypes structs equal the library's (it loads), and one
+    # that does not (an option inserted on one side only) is refused by name.
+    r = python("import ctypes, pollux._capi as c\n"
+               "print('MATCH', c.layout_mismatch(c.lib()))\n"
+               "fields = c.Options._fields_\n"
+               "class Shifted(ctypes.Structure):\n"
+               "    _fields_ = fields[:7] + [('new_option', ctypes.c_int)] + fields[7:]\n"
+               "c._STRUCTS['pollux_agent_options'] = Shifted; c._lib = None\n"
+               "try:\n    c.lib()\nexcept c.AgentLibraryError as e:\n    print('ERR', e)\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "MATCH None" in r.stdout, r.stdout
+    assert ("built from another pollux/agent_c.h than this package (struct pollux_agent_options differs: field "
+            "new_option:i:40:4 here, spool_dir:p:40:8 in the library)") in r.stdout, r.stdout
 
 
 def test_a_wrong_gradient_dtype_is_a_clear_error():

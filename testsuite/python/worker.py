@@ -146,6 +146,7 @@ def resize(out, steps):
     to the end of epoch 2), record every example each rank took,
     checkpoint, exit."""
     env = pt.init_process_group()
+    resumed_at_init = pt.resumed()
     ds = Indexed(300)
     workers = int(os.environ.get("POLLUX_TEST_WORKERS", "0"))
     extra = {"persistent_workers": True, "prefetch_factor": 4} if workers else {}
@@ -178,7 +179,7 @@ def resize(out, steps):
             break
     pt.checkpoint()
     json.dump({"taken": taken, "start": start, "end": [a.step, a.samples_seen], "resumed": pt.resumed(),
-               "replicas": a.replicas}, open(f"{out}.{env.rank}", "w"))
+               "resumed_at_init": resumed_at_init, "replicas": a.replicas}, open(f"{out}.{env.rank}", "w"))
 
 
 def adam(out, scale, epochs):

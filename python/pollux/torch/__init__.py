@@ -86,7 +86,8 @@ def agent():
 
 
 def resumed():
-    """True once training resumed from a checkpoint (after the first batch or remaining_epochs_until)."""
+    """True when this run resumes from a checkpoint, from init_process_group() on (a committed checkpoint
+    waits; the first batch or remaining_epochs_until restores it)."""
     return _session.get("pollux.torch.resumed()").resumed
 
 

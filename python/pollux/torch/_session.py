@@ -65,7 +65,8 @@ class Session:
         self.lr_rule = None
         self.objects = {}
         self.started = False
-        self.resumed = False
+        # Known before the agent exists (it restores at the first batch).
+        self.resumed = _agent.checkpoint_waiting(_agent.AgentOptions(init_batch=1))
         # Step protocol.
         self.micro = -1          # micro-step of the step in progress, -1 between steps
         self.accum = 0           # accum_steps of the step in progress
