@@ -117,6 +117,10 @@ class ElasticDataLoader:
                                   num_workers=self.num_workers, pin_memory=pin_memory,
                                   persistent_workers=persistent_workers, worker_init_fn=worker_init_fn,
                                   **workers, **dataloader_options)
+        # Without workers, pinning or other DataLoader options the batches
+        # are collated here, batch by batch as asked: nothing is loaded
+        # ahead, and no DataLoader draws from the global RNG per epoch.
+        self._in_process = self.num_workers == 0 and not pin_memory and not dataloader_options
         options = _agent.AgentOptions(init_batch=self.batch_size,
                                       max_batch=max_batch_size if max_batch_size is not None else self.batch_size,
                                       min_atomic=int(lo), max_atomic=int(hi if hi is not None else self.batch_size),
@@ -156,6 +160,8 @@ class ElasticDataLoader:
     def _plan(self, end):
         a = self._session.agent
         plan = _Plan(self, a.samples_seen, a.atomic_batch, a.accum_steps, a.replicas, a.rank, end)
+        if self._in_process:
+            return plan, (self.collate_fn([self.dataset[i] for i in idx]) for idx in plan)
         self._sampler.plan = plan
         return plan, iter(self._loader)
 
