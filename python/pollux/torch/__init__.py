@@ -49,6 +49,13 @@ def _close():
         return
     if s.agent is not None:
         s.agent.close()
+    # The model (DDP, which holds the process groups), optimizer and loader
+    # are freed now, while the groups exist, not in the interpreter's
+    # teardown in whatever order it takes.
+    s.model = s.optimizer = s.lr_scheduler = s.loader = None
+    s.kept = {}
+    import gc
+    gc.collect()
     import datetime
     import torch.distributed as dist
     if dist.is_initialized():
