@@ -25,6 +25,8 @@ JobInput job_input(const Hint& hint) {
   in.model = model_from_hint(hint);
   if (hint.checkpoint && hint.checkpoint->ready_for_requeue) in.checkpoint_ack = hint.checkpoint->time;
   in.max_profiled_replicas = hint.max_profiled_replicas;
+  in.resize_signal = hint.resize_signal;
+  in.hint_restarts = hint.restart_count;
   return in;
 }
 

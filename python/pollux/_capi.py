@@ -91,6 +91,7 @@ _SIGNATURES = {
                                          ctypes.POINTER(ctypes.c_double)]),
     "profile": (ctypes.c_int, [_P, ctypes.POINTER(ProfileSample), ctypes.c_int]),
     "last_error": (ctypes.c_char_p, []),
+    "reclaim_signal": (ctypes.c_int, []),
 }
 
 _lib = None

@@ -149,6 +149,14 @@ int pollux_agent_profile(const pollux_agent* agent, pollux_profile_sample* out, 
 
 const char* pollux_agent_last_error(void);
 
+/* The resize signal: when the program has installed its own handler for it
+ * since the agent was made (sigaction, signal), puts the agent's handler
+ * back in front of it; deliveries that are not resize requests still reach
+ * the program's handler. Returns 1 when it did, 0 otherwise. The agent
+ * does this by itself at every step boundary; call it right after
+ * installing a handler to cover the steps in between (doc/agent.md). */
+int pollux_agent_reclaim_signal(void);
+
 #ifdef __cplusplus
 }
 #endif
