@@ -3,7 +3,7 @@
 PyTorch Lightning's auto-requeue installs: one process, the real agent
 (pollux over ctypes, buffer mode), a few steps a second. The handler,
 installed after `import pollux`, prints every delivery it gets ("warning");
-in a restarted run (POLLUX_TEST_SELF_REQUEUE=1) it also requeues the job
+once the file POLLUX_TEST_REQUEUE_FLAG exists it also requeues the job
 itself, as Lightning does on Slurm's --signal warning."""
 import array
 import os
@@ -19,7 +19,7 @@ run = int(os.environ.get("SLURM_RESTART_COUNT", "0"))
 
 def warned(signum, frame):
     print(f"warning {signum} in the program's handler, run {run}, {time.time():.3f}", flush=True)
-    if run >= 1 and os.environ.get("POLLUX_TEST_SELF_REQUEUE") == "1":
+    if os.path.exists(os.environ.get("POLLUX_TEST_REQUEUE_FLAG", "/nonexistent")):
         subprocess.run(["scontrol", "requeue", os.environ["SLURM_JOB_ID"]], check=False)
 
 

@@ -14,13 +14,13 @@ a=$(sbatch --parsable -J readme -o "$CLUSTER_DIR/jobs/readme.out" -N 1-4 --gpus-
 wait_until 60 "job $a running as decided" runs_as_decided "$a"
 note "job $a: $(granted "$a") | $(system_comment "$a")"
 [[ $(comment_key "$a" kind) == moldable ]] || fail "job $a is not shown as moldable: $(system_comment "$a")"
-# A rigid job at the head of the queue that needs every GPU (sched/pollux
-# would free them by preempting an elastic job), and an elastic job whose
-# agent listens.
-r=$(sbatch --parsable -J rigid -o "$CLUSTER_DIR/jobs/rigid.out" -N 4 --gpus-per-node=4 --wrap 'sleep 1')
+# An elastic job whose agent listens, then a rigid job at the head of the
+# queue that needs every GPU (sched/pollux frees them by preempting elastic
+# jobs, which job $a is not).
 b=$(submit_elastic b -N 1-2 --gpus-per-node=4)
-elastic() { [[ $(comment_key "$b" kind) == elastic ]]; }
-wait_until 60 "job $b shown as elastic once its hint announces its signal" elastic
+elastic() { [[ $(job_state "$b") == RUNNING && $(comment_key "$b" kind) == elastic ]]; }
+wait_until 60 "job $b running, shown as elastic once its hint announces its signal" elastic
+r=$(sbatch --parsable -J rigid -o "$CLUSTER_DIR/jobs/rigid.out" -N 4 --gpus-per-node=4 --wrap 'sleep 1')
 sleep 12  # four rounds
 note "job $a: $(job_state "$a") restarts=$(restarts "$a") | $(system_comment "$a")"
 note "rigid job $r: $(job_state "$r")"
