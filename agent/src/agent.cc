@@ -128,7 +128,8 @@ struct Agent::Impl {
   RecordContext record_ctx, current_ctx;
   long seen_signals = 0, packet_signals = 0;
   long seen_checkpoint_requests = 0;  // rank 0: non-resize deliveries answered by a checkpoint
-  bool closing = false;               // the last hint: the agent stops listening
+  bool ready = false;    // every rank's agent exists: the resize signal is announced
+  bool closing = false;  // the last hint: the agent stops listening
   bool resize_requested = false;
   bool periodic_due = false;          // every rank: take a periodic checkpoint at this step's end
   Clock::time_point next_periodic{};  // rank 0: when the next one is due
@@ -231,9 +232,8 @@ struct Agent::Impl {
     h.profile = profile.samples();
     h.max_profiled_replicas = std::max(profile.max_replicas(), replicas);
     h.checkpoint = last_checkpoint;
-    // Announced from the first hint on: the agent exists, every rank has
-    // joined the communicator, and a request waits for a step boundary.
-    if (resize_signal.listening() && !closing) h.resize_signal = opt.resize_signal;
+    // Announced once every rank's agent (and handler) exists, until the end.
+    if (resize_signal.listening() && ready && !closing) h.resize_signal = opt.resize_signal;
     return h;
   }
 
@@ -574,6 +574,13 @@ struct Agent::Impl {
     absorb(rec);
     record_ctx = current_ctx;
     synced = true;
+    // The first all-reduce had every rank's part: every rank's agent, and
+    // its handler, exists. Only now may sched/pollux signal a resize (a
+    // rank still starting would die of it, or fail a system call).
+    if (!ready) {
+      ready = true;
+      if (rank == 0) publish(false, AdaptRequest::Propose::kNo);
+    }
   }
 
   // One replica measures the noise with pairs of steps when it has no two

@@ -700,18 +700,26 @@ TEST(LocalAgent, ANonRequestWithoutAProgramHandlerIsACheckpointNotAResize) {
   EXPECT_FALSE(h.hint->checkpoint->ready_for_requeue);
 }
 
-// The hint says the agent listens, and on which signal, while it does: the
-// job is elastic from then on; its last hint says it no longer listens.
+// The hint says the agent listens, and on which signal, from the first
+// step's all-reduce (every rank's agent and handler exist) while it does:
+// the job is elastic from then on; its last hint says it no longer listens.
 TEST(LocalAgent, TheHintAnnouncesTheResizeSignalWhileTheAgentListens) {
   TempDir dir;
   SlurmJob job("9013");
   AgentOptions o = options(dir);
   std::string path;
   {
-    auto a = make_local_agent(o);
+    App app;
+    auto a = attached(o, app);
     path = a->hint_file();
     HintResult h;  // written by the agent's background thread
     for (int i = 0; i < 500 && !(h = read_hint_file(path, ::getuid(), 9013)); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(h) << h.error;
+    EXPECT_EQ(h.hint->resize_signal, 0) << "announced before every rank's agent was known to exist";
+    std::vector<float> grad(10, 0.5f);
+    plain_step(*a, app, grad);  // its all-reduce: every rank has its agent
+    for (int i = 0; i < 500 && (h = read_hint_file(path, ::getuid(), 9013)) && h.hint->resize_signal == 0; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     ASSERT_TRUE(h) << h.error;
     EXPECT_EQ(h.hint->resize_signal, SIGUSR1);
