@@ -27,6 +27,7 @@
 #include "pollux/atomic_file.h"
 #include "pollux/checkpoint_store.h"
 #include "pollux/grad_noise.h"
+#include "pollux/resize_decision.h"
 #include "pollux/spool_dir.h"
 #include "profile_table.h"
 #include "resize_signal.h"
@@ -129,6 +130,9 @@ struct Agent::Impl {
   bool in_micro = false, synced = false;
   RecordContext record_ctx, current_ctx;
   long seen_signals = 0, packet_signals = 0;
+  long seen_checkpoint_requests = 0;  // rank 0: non-resize deliveries answered by a checkpoint
+  bool ready = false;    // every rank's agent exists: the resize signal is announced
+  bool closing = false;  // the last hint: the agent stops listening
   bool resize_requested = false;
   bool periodic_due = false;          // every rank: take a periodic checkpoint at this step's end
   Clock::time_point next_periodic{};  // rank 0: when the next one is due
@@ -147,7 +151,7 @@ struct Agent::Impl {
         env(std::move(e)),
         estimator((opt.validate(), opt.limits.init_batch), opt.smoothing),
         store(checkpoint_root(opt, env), env.restart_count),
-        resize_signal(opt.resize_signal) {
+        resize_signal(opt.resize_signal, decision_path(opt, env), env.restart_count) {
     external = dynamic_cast<agent_detail::ExternalBackend*>(backend.get());
     rank = comm->rank();
     replicas = comm->size();
@@ -155,6 +159,7 @@ struct Agent::Impl {
     // A signal that came before this agent (during start-up) is acted on
     // at the first step boundary.
     seen_signals = agent_detail::ResizeSignal::handled();
+    seen_checkpoint_requests = agent_detail::ResizeSignal::checkpoint_requests();
     schedule_periodic();
     if (opt.write_hints && env.job_id != 0) spool_dir = opt.spool_dir.empty() ? resolve_spool_dir() : opt.spool_dir;
     const BatchConfig init = initial_config(opt.limits, replicas);
@@ -179,12 +184,25 @@ struct Agent::Impl {
 
   ~Impl() {
     if (adapter) {
-      // The last word: a hint with everything measured (never throws out).
+      // The last word: a hint with everything measured (never throws out),
+      // no longer listening for resizes.
       try {
+        closing = true;
         publish(new_data, AdaptRequest::Propose::kNo);
       } catch (...) {
       }
       adapter->flush();
+    }
+  }
+
+  // Where sched/pollux writes its resize decisions for this job; "" outside
+  // Slurm (every delivery of the signal is then a request).
+  static std::string decision_path(const AgentOptions& o, const JobEnvironment& e) {
+    if (e.job_id == 0) return {};
+    try {
+      return resize_decision_path(o.spool_dir.empty() ? resolve_spool_dir() : o.spool_dir, e.job_id);
+    } catch (const std::exception&) {
+      return resize_decision_path(kDefaultSpoolDir, e.job_id);
     }
   }
 
@@ -210,6 +228,8 @@ struct Agent::Impl {
     h.profile = profile.samples();
     h.max_profiled_replicas = std::max(profile.max_replicas(), replicas);
     h.checkpoint = last_checkpoint;
+    // Announced once every rank's agent (and handler) exists, until the end.
+    if (resize_signal.listening() && ready && !closing) h.resize_signal = opt.resize_signal;
     return h;
   }
 
@@ -511,10 +531,17 @@ struct Agent::Impl {
                              std::to_string(accum + 1) + " (accum_steps() + 1)");
     const StepRecord rec = backend->take_record();
     std::fill(std::begin(packet), std::end(packet), 0.0);
+    agent_detail::ResizeSignal::reclaim();  // behind a handler the program installed since
     packet_signals = agent_detail::ResizeSignal::received();
     packet[kResize] = packet_signals != seen_signals ? 1 : 0;
     // Rank 0's clock decides, so that every rank checkpoints at the same step.
     if (rank == 0 && opt.checkpoint_interval > 0 && Clock::now() >= next_periodic) packet[kCheckpoint] = 1;
+    // The signal, not a resize, to a program without a handler of its own
+    // (Slurm's --signal warning): a checkpoint now.
+    if (rank == 0 && agent_detail::ResizeSignal::checkpoint_requests() != seen_checkpoint_requests) {
+      seen_checkpoint_requests = agent_detail::ResizeSignal::checkpoint_requests();
+      packet[kCheckpoint] = 1;
+    }
     if (rec.valid) {
       packet[kValid] = 1;
       packet[kLocalSqr] = rec.local_sqr_sum;
@@ -546,6 +573,13 @@ struct Agent::Impl {
     absorb(rec);
     record_ctx = current_ctx;
     synced = true;
+    // The first all-reduce had every rank's part: every rank's agent, and
+    // its handler, exists. Only now may sched/pollux signal a resize (a
+    // rank still starting would die of it, or fail a system call).
+    if (!ready) {
+      ready = true;
+      if (rank == 0) publish(false, AdaptRequest::Propose::kNo);
+    }
   }
 
   // One replica measures the noise with pairs of steps when it has no two

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "c_handle.h"
+#include "resize_signal.h"
 #include "pollux/agent_backend.h"
 #if POLLUX_HAVE_MPI
 #include "pollux/agent_mpi.h"
@@ -344,5 +345,7 @@ int pollux_agent_profile(const pollux_agent* a, pollux_profile_sample* out, int 
 }
 
 const char* pollux_agent_last_error(void) { return pollux::agent_detail::t_error.c_str(); }
+
+int pollux_agent_reclaim_signal(void) { return pollux::agent_detail::ResizeSignal::reclaim() ? 1 : 0; }
 
 }  // extern "C"

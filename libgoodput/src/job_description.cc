@@ -13,6 +13,16 @@ JobInfo describe_elastic_job(const ElasticJobState& job, double restart_penalty,
   info.age = std::max(0.0, job.now - job.submit_time);
   if (arrivals_round) info.age = std::max(info.age, restart_penalty * (job.restarts + 1));
   info.restarts = job.restarts;
+  if (job.run_start > 0 && job.restarts > 0) {
+    const double run = std::max(0.0, job.now - job.run_start), d = restart_penalty;
+    const auto factor = [d](double age, int restarts) {
+      return age + d > 0 ? std::max(age - restarts * d, 0.0) / (age + d) : 1.0;
+    };
+    if (factor(run, 1) < factor(info.age, info.restarts)) {
+      info.age = run;
+      info.restarts = 1;
+    }
+  }
   info.attained_service = job.attained_service;
   info.speedup = job.speedup;
   info.speedup_by_type = job.speedup_by_type;

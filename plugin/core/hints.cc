@@ -25,6 +25,8 @@ JobInput job_input(const Hint& hint) {
   in.model = model_from_hint(hint);
   if (hint.checkpoint && hint.checkpoint->ready_for_requeue) in.checkpoint_ack = hint.checkpoint->time;
   in.max_profiled_replicas = hint.max_profiled_replicas;
+  in.resize_signal = hint.resize_signal;
+  in.hint_restarts = hint.restart_count;
   return in;
 }
 
@@ -116,18 +118,23 @@ std::map<std::string, long long> HintReader::take_rejections() { return std::exc
 
 namespace {
 
-// The job id of a spool entry the agents write: "<id>.hint.yaml" or its
-// temporary ".<id>.hint.yaml.tmp.XXXXXX"; nullopt for any other name.
+// The job id of a spool entry the agents or sched/pollux write:
+// "<id>.hint.yaml", "<id>.resize" (resize decisions) or their temporary
+// ".<name>.tmp.XXXXXX"; nullopt for any other name.
 std::optional<std::uint32_t> spool_entry_job(std::string_view name) {
-  constexpr std::string_view kSuffix = ".hint.yaml";
   if (!name.empty() && name.front() == '.') {
     name.remove_prefix(1);
     const auto tmp = name.find(".tmp.");
     if (tmp == std::string_view::npos) return std::nullopt;
     name = name.substr(0, tmp);
   }
-  if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix) return std::nullopt;
-  name.remove_suffix(kSuffix.size());
+  bool known = false;
+  for (const std::string_view suffix : {std::string_view(".hint.yaml"), std::string_view(".resize")}) {
+    if (known || name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix) continue;
+    name.remove_suffix(suffix.size());
+    known = true;
+  }
+  if (!known) return std::nullopt;
   if (name.size() > 10) return std::nullopt;
   std::uint64_t id = 0;
   for (const char c : name) {

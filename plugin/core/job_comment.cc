@@ -75,6 +75,7 @@ const char* phase_name(Phase phase) noexcept {
 std::string format_comment(const JobView& v, const JobState& s) {
   std::string out(kCommentPrefix);
   out += " gpus=" + std::to_string(v.gpus) + " nodes=" + std::to_string(v.nodes);
+  if (!v.kind.empty()) out += " kind=" + v.kind;
   if (v.has_model) {
     out += " goodput=" + number(v.goodput, "%.4g") + "/s eff=" + number(v.efficiency, "%.2f") +
            " speedup=" + number(v.speedup, "%.2f") + " bsz=" + std::to_string(v.batch) + "x" +

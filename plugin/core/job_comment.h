@@ -79,6 +79,9 @@ struct JobView {
   long long batch = 0;      ///< total batch size M
   int micro_steps = 0;      ///< micro-steps per optimizer step (accumulation + 1)
   double noise_scale = 0;   ///< gradient noise scale B_noise (0: unknown)
+  /// "elastic" (its agent listens for resizes) or "moldable" (sized at its
+  /// start, then left alone); empty: not said.
+  std::string kind;
 };
 
 std::string format_comment(const JobView& view, const JobState& state);

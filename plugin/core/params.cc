@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "log_safe.h"
+#include "pollux/resize_decision.h"
 
 namespace pollux::sched {
 namespace {
@@ -98,6 +99,29 @@ std::function<std::string(std::string_view, Params&)> path(std::string Params::*
   };
 }
 
+// "USR1:USR2:40": signals by name or number, ':'-separated (',' separates
+// SchedulerParameters).
+std::string set_resize_signals(std::string_view value, Params& p) {
+  unsigned long long mask = 0;
+  for (;;) {
+    const auto colon = value.find(':');
+    const int sig = signal_number(value.substr(0, colon));
+    if (sig == 0) return "must be signal names or numbers (1-64, not KILL or STOP) separated by ':'";
+    mask |= 1ULL << (sig - 1);
+    if (colon == std::string_view::npos) break;
+    value.remove_prefix(colon + 1);
+  }
+  p.resize_signals = mask;
+  return {};
+}
+
+std::string format_signals(unsigned long long mask) {
+  std::string out;
+  for (int sig = 1; sig <= 64; ++sig)
+    if ((mask >> (sig - 1)) & 1ULL) out += (out.empty() ? "" : ":") + signal_name(sig);
+  return out;
+}
+
 const std::vector<Option>& options() {
   static const std::vector<Option> table = {
       {"pollux_interval", number(&Params::interval, 1, 86400)},
@@ -110,6 +134,7 @@ const std::vector<Option>& options() {
       {"pollux_checkpoint_timeout", number(&Params::checkpoint_timeout, 1, 86400)},
       {"pollux_search_budget", integer(&Params::search_budget, 0, 1000000000)},
       {"pollux_backfill", boolean(&Params::backfill)},
+      {"pollux_resize_signals", set_resize_signals},
   };
   return table;
 }
@@ -120,7 +145,8 @@ bool Params::operator==(const Params& o) const noexcept {
   return interval == o.interval && fairness_p == o.fairness_p && restart_penalty == o.restart_penalty &&
          interference_avoidance == o.interference_avoidance && max_nodes_per_job == o.max_nodes_per_job &&
          spool_dir == o.spool_dir && checkpoint_timeout == o.checkpoint_timeout &&
-         search_budget == o.search_budget && backfill == o.backfill && metrics_file == o.metrics_file;
+         search_budget == o.search_budget && backfill == o.backfill && metrics_file == o.metrics_file &&
+         resize_signals == o.resize_signals;
 }
 
 ParamsResult parse_params(std::string_view text) {
@@ -178,7 +204,8 @@ std::string describe(const Params& p) {
     << " pollux_interference_avoidance=" << (p.interference_avoidance ? "yes" : "no")
     << " pollux_max_nodes=" << p.max_nodes_per_job << " pollux_spool_dir=" << p.spool_dir
     << " pollux_checkpoint_timeout=" << p.checkpoint_timeout << " pollux_search_budget=" << p.search_budget
-    << " pollux_backfill=" << (p.backfill ? "yes" : "no");
+    << " pollux_backfill=" << (p.backfill ? "yes" : "no")
+    << " pollux_resize_signals=" << format_signals(p.resize_signals);
   if (!p.metrics_file.empty()) o << " pollux_metrics_file=" << p.metrics_file;
   return o.str();
 }

@@ -5,6 +5,7 @@
 #ifndef POLLUX_SCHED_PARAMS_H
 #define POLLUX_SCHED_PARAMS_H
 
+#include <csignal>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,9 @@ struct Params {
   long long search_budget = 0;        ///< pollux_search_budget: fitness evaluations, 0 = policy default
   bool backfill = true;               ///< pollux_backfill: Slurm's backfill for rigid jobs
   std::string metrics_file;           ///< pollux_metrics_file: Prometheus text file written each round ("": none)
+  /// pollux_resize_signals: the signals an agent may announce for its resize
+  /// requests (bit n - 1: signal n), USR1 and USR2 by default.
+  unsigned long long resize_signals = (1ULL << (SIGUSR1 - 1)) | (1ULL << (SIGUSR2 - 1));
 
   bool operator==(const Params& o) const noexcept;
   bool operator!=(const Params& o) const noexcept { return !(*this == o); }

@@ -154,13 +154,15 @@ std::string requeue_note(const Snapshot& snap, const ElasticJobSnapshot& j, cons
   return out;
 }
 
-// A running job that is not resized: held by a user or administrator (a
-// hold takes effect at a requeue), with less of its time limit left than
-// two restarts cost, or one that Slurm would let restart at no size.
-bool pinned(const Snapshot& snap, const ElasticJobSnapshot& j, const Params& params) {
+// A running job that is not resized: a moldable one (nothing in it can
+// checkpoint for a resize now: can_resize), one held by a user or
+// administrator (a hold takes effect at a requeue), one with less of its
+// time limit left than two restarts cost, or one that Slurm would let
+// restart at no size.
+bool pinned(const Snapshot& snap, const ElasticJobSnapshot& j, const JobInput& in, const Params& params) {
   if (!j.running) return false;
-  return j.held_by_other || time_left(j, base_state(snap, j), snap.now) < 2 * params.restart_penalty ||
-         !allowed_range(j);
+  return !can_resize(j, in, params) || j.held_by_other ||
+         time_left(j, base_state(snap, j), snap.now) < 2 * params.restart_penalty || !allowed_range(j);
 }
 
 // A job left out of the round (see cannot_start): a pending one gets no
@@ -196,6 +198,14 @@ JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& 
 }
 
 }  // namespace
+
+bool elastic_kind(const JobInput& in, const Params& params) {
+  return in.resize_signal >= 1 && in.resize_signal <= 64 && ((params.resize_signals >> (in.resize_signal - 1)) & 1ULL);
+}
+
+bool can_resize(const ElasticJobSnapshot& j, const JobInput& in, const Params& params) {
+  return elastic_kind(in, params) && in.hint_restarts == j.restarts;
+}
 
 const char* action_name(Action action) noexcept {
   switch (action) {
@@ -309,8 +319,9 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   std::vector<int> elastic_use(node_count, 0), pinned_use(node_count, 0);
   for (const ElasticJobSnapshot& j : snap.jobs) {
     if (j.running) add(elastic_use, j.current);
-    if (pinned(snap, j, params)) add(pinned_use, j.current);  // stays as it is
   }
+  for (std::size_t i = 0; i < snap.jobs.size(); ++i)
+    if (pinned(snap, snap.jobs[i], inputs[i], params)) add(pinned_use, snap.jobs[i].current);  // stays as it is
   std::vector<int> cap(node_count, 0);
   for (std::size_t n = 0; n < node_count; ++n)
     cap[n] = snap.nodes[n].usable
@@ -324,7 +335,8 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   std::vector<std::size_t> sched;  // indices into snap.jobs
   std::vector<std::size_t> outside;  // held, blocked, or held while running
   for (std::size_t i = 0; i < snap.jobs.size(); ++i) {
-    if (!snap.jobs[i].held_by_other && !pinned(snap, snap.jobs[i], params) && cannot_start(snap.jobs[i], snap.now).empty())
+    if (!snap.jobs[i].held_by_other && !pinned(snap, snap.jobs[i], inputs[i], params) &&
+        cannot_start(snap.jobs[i], snap.now).empty())
       sched.push_back(i);
     else
       outside.push_back(i);
@@ -390,6 +402,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       es.submit_time = j.submit_time;
       es.now = snap.now;
       es.restarts = j.restarts;
+      if (j.running && j.restarts > 0) es.run_start = j.start_time;  // a restart's cost weighs on its run
       if (j.running) es.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
       es.speedup = range_speedup(in.model, range);
       es.max_profiled_replicas = in.max_profiled_replicas;
@@ -475,6 +488,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
         st.alloc = to_alloc(j.current, snap.nodes);
       } else {
         d.action = Action::kSignal;
+        d.signal = in.resize_signal;
         st.phase = Phase::kCheckpointing;
         st.since = snap.now;
         st.alloc = alloc;
@@ -505,6 +519,11 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     result.decisions.push_back(std::move(d));
   }
   for (std::size_t i : outside) result.decisions.push_back(decide_outside(snap, i, inputs[i]));
+  // What kind each job is, for people (the comment's kind=).
+  for (JobDecision& d : result.decisions) {
+    d.view.kind = elastic_kind(inputs[d.job], params) ? "elastic" : "moldable";
+    d.comment = format_comment(d.view, d.state);
+  }
   // Backfill's view of running jobs without a time limit, refreshed once
   // it is a round old (it never comes within a minute of now).
   const double end = expected_end(snap.now, params);

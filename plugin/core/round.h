@@ -7,7 +7,9 @@
 // Per elastic job (phases in job_comment.h):
 //   held      pending without GPUs; released at a size once the policy gives it GPUs
 //   start     pending at a decided size; Slurm's own loop starts it there
-//   run       running; a different decision signals it to checkpoint (-> ckpt)
+//   run       running; a different decision signals it to checkpoint (-> ckpt),
+//             once its agent listens (can_resize: an *elastic* job); a
+//             *moldable* one keeps the size it started at
 //   ckpt      waits for the agent's acknowledgement in the hint (checkpoint
 //             time >= the signal) or the checkpoint timeout, then requeue at
 //             the decided size (-> start, or held when it gets no GPUs)
@@ -135,13 +137,26 @@ struct JobInput {
   /// The most GPUs the job has been profiled on: it may get at most twice
   /// as many (at least 1) this round, as in Pollux.
   int max_profiled_replicas = 0;
+  /// The signal the job's agent takes resize requests on (0: none
+  /// announced), and the run whose hint announced it.
+  int resize_signal = 0;
+  int hint_restarts = -1;
 };
+
+/// Whether the job's agent announced a resize signal the administrator
+/// allows (pollux_resize_signals): an *elastic* job; else *moldable*.
+bool elastic_kind(const JobInput& in, const Params& params);
+
+/// Whether a running job may be signalled for a resize now: elastic, and
+/// the announcement is its current run's (a run that has not announced
+/// yet cannot checkpoint: it is starting, or its program has no agent).
+bool can_resize(const ElasticJobSnapshot& job, const JobInput& in, const Params& params);
 
 enum class Action {
   kNone,     ///< nothing in Slurm changes (the comment may)
   kHold,     ///< pending: hold it, no GPUs
   kRelease,  ///< pending: set its size to `alloc` (nodes, GPUs per node, tasks) and release it
-  kSignal,   ///< running: SIGUSR1 to its steps, to checkpoint for a resize
+  kSignal,   ///< running: its agent's signal (JobDecision::signal) to its steps, to checkpoint for a resize
   kRequeue,  ///< running: requeue it, then as kRelease (or kHold when `alloc` is empty), parked until the requeue finished
 };
 
@@ -208,6 +223,7 @@ struct JobDecision {
   double expected_end = 0;
   /// A line for the log about this decision, if any (a job Slurm requeued).
   std::string note;
+  int signal = 0;  ///< kSignal: the signal its agent announced
 };
 
 struct RoundResult {

@@ -44,7 +44,9 @@ void tell_user(const pollux::sched::JobShape& shape, const std::optional<pollux:
   if (range) {
     text = "elastic job: " + std::to_string(range->min_nodes) + "-" + std::to_string(range->max_nodes) +
            " nodes x <= " + std::to_string(range->gpus_per_node) +
-           " GPUs per node, sized and resized by sched/pollux (held until it gives the job GPUs)" + note;
+           " GPUs per node, sized by sched/pollux when it starts (held until it gives the job GPUs); resized "
+           "while it runs only once its program's agent listens for resizes (SystemComment kind=elastic), else "
+           "left at that size (kind=moldable)" + note;
   } else {
     const bool gpus = !shape.tres_per_node.empty() || !shape.tres_per_job.empty() ||
                       !shape.tres_per_task.empty() || !shape.tres_per_socket.empty();

@@ -170,8 +170,9 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         else if (!refused(job, d, r, comment)) ++r.released;
         break;
       case Action::kSignal:
-        rc = job_signal(job, SIGUSR1, 0, 0, false);
-        if (rc != SLURM_SUCCESS) r.errors.push_back(describe(job, "SIGUSR1 to its steps", rc));
+        // The signal its agent announced; its decision file is written (resize_request.h).
+        rc = job_signal(job, static_cast<uint16_t>(d.signal), 0, 0, false);
+        if (rc != SLURM_SUCCESS) r.errors.push_back(describe(job, "its resize signal to its steps", rc));
         else ++r.signalled;
         break;
       case Action::kRequeue:

@@ -21,6 +21,7 @@
 #include "common/slurm_raii.h"
 #include "core/hints.h"
 #include "core/params.h"
+#include "core/resize_request.h"
 #include "core/round.h"
 #include "core/round_stats.h"
 #include "enact.h"
@@ -252,8 +253,11 @@ class RoundThread {
         debug("sched/pollux: removed %d hint file(s) of ended jobs from %s", sweep.removed, params_.spool_dir.c_str());
     }
     const Clock::time_point t1 = Clock::now();
-    const RoundResult result =
+    RoundResult result =
         plan_round(snap, inputs, params_, full || arrivals ? policy_.get() : nullptr, arrivals && !full);
+    write_resize_requests(snap, result, params_.spool_dir,  // before the signals, outside the locks
+                          std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count());
     const double plan_ms = ms_since(t1);
     if (!result.error.empty()) error("sched/pollux: %s: no size changes this round", result.error.c_str());
 

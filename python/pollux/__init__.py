@@ -8,13 +8,15 @@ DistributedDataParallel script elastic and goodput-adaptive.
 from ._agent import Agent, AgentOptions, GradientNorms, TwoStep
 from ._capi import AgentLibraryError, PolluxError, library_path
 
-# Loaded now, not at the first agent: its start-up handler of the resize
-# signal (SIGUSR1) then covers the seconds `import torch` takes. A missing
-# library is reported when an agent is made.
+# Loaded now, not at the first agent: a missing library is reported when
+# an agent is made. signal.signal() keeps the agent's resize handler in
+# front of the program's own (pollux._signals).
 try:
     from ._capi import lib as _lib
     _lib()
 except AgentLibraryError:
     pass
+from . import _signals
+_signals.install()
 
 __all__ = ["Agent", "AgentOptions", "GradientNorms", "TwoStep", "PolluxError", "AgentLibraryError", "library_path"]

@@ -93,6 +93,7 @@ _SIGNATURES = {
     "profile": (ctypes.c_int, [_P, ctypes.POINTER(ProfileSample), ctypes.c_int]),
     "last_error": (ctypes.c_char_p, []),
     "struct_layout": (ctypes.c_char_p, [ctypes.c_char_p]),
+    "reclaim_signal": (ctypes.c_int, []),
 }
 
 # The structs above and their names in pollux/agent_c.h: checked field by

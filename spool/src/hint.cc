@@ -48,6 +48,7 @@ HintResult read_hint(const yaml::Node& root) {
   h.max_profiled_replicas = static_cast<int>(r.integer("max_profiled_replicas", 0, kMaxReplicas));
   h.profile = r.each("profile", kHintMaxSamples, read_sample);
   if (r.has("checkpoint")) h.checkpoint = r.sub("checkpoint", read_checkpoint);
+  if (r.has("resize_signal")) h.resize_signal = static_cast<int>(r.integer("resize_signal", 1, kHintMaxSignal));
   if (!r.finish()) {
     res.error = r.error();
     return res;
@@ -91,6 +92,7 @@ std::string emit_hint(const Hint& h) {
   }
   e.end_seq();
   if (h.checkpoint) e.plain("checkpoint"), emit_map(e, *h.checkpoint, checkpoint_fields);
+  if (h.resize_signal > 0) e.field("resize_signal", h.resize_signal);
   e.end_map();
   return e.finish();
 }

@@ -137,6 +137,15 @@ class Run:
         return out
 
 
+def request_resize(work, job, restart):
+    """sched/pollux's decision, written before its signal (pollux/resize_decision.h):
+    the agent takes the signal for a resize request only with it."""
+    path = os.path.join(work, "spool", "%d.resize" % job)
+    with open(path + ".tmp", "w") as f:
+        f.write("resize %d %d\n" % (restart, int(time.time() * 1000)))
+    os.rename(path + ".tmp", path)
+
+
 def job_env(work, job_id, restart=0, **extra):
     env = dict(os.environ)
     for k in list(env):
@@ -275,6 +284,7 @@ def test_resize(args, work):
             if run.proc.poll() is not None or time.time() > deadline:
                 raise Failure("the run ended or stalled before %d%% of its progress" % (100 * frac))
             time.sleep(0.05)
+        request_resize(work, job, restart)
         run.signal(signal.SIGUSR1)
         ckpt = wait_ack(args, work, job, 120)
         time.sleep(1.0)  # let mpirun forward what was printed before the acknowledgement

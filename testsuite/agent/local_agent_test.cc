@@ -2,11 +2,13 @@
 // estimate on one replica (two-step fallback and accumulation), the
 // resize protocol, checkpoint/restore, and kill -9 during a checkpoint.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -17,8 +19,10 @@
 #include "spool_test_util.h"
 #include "pollux/agent.h"
 #include "pollux/agent_backend.h"
+#include "pollux/agent_c.h"
 #include "pollux/checkpoint_store.h"
 #include "pollux/hint.h"
+#include "pollux/resize_decision.h"
 
 namespace pollux {
 namespace {
@@ -144,12 +148,31 @@ void plain_step(Agent& a, App& app, std::vector<float>& grad) {
 // restart count once restart() sets one.
 class SlurmJob {
  public:
-  explicit SlurmJob(const char* id) { ::setenv("SLURM_JOB_ID", id, 1); }
+  explicit SlurmJob(const char* id) : id_(static_cast<std::uint32_t>(std::stoul(id))) { ::setenv("SLURM_JOB_ID", id, 1); }
   ~SlurmJob() {
     ::unsetenv("SLURM_JOB_ID");
     ::unsetenv("SLURM_RESTART_COUNT");
   }
-  void restart(int count) { ::setenv("SLURM_RESTART_COUNT", std::to_string(count).c_str(), 1); }
+  void restart(int count) {
+    restarts_ = count;
+    ::setenv("SLURM_RESTART_COUNT", std::to_string(count).c_str(), 1);
+  }
+  // What sched/pollux does for a resize: its decision into the spool, then
+  // the signal (to this thread; the agent's handler is process-wide).
+  void request_resize(const std::string& spool) {
+    static std::atomic<long long> last{0};
+    const long long now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
+    long long ms = last.load();
+    ms = std::max(ms + 1, now);
+    last = ms;
+    ASSERT_EQ(write_resize_decision(spool, id_, ResizeDecision{restarts_, ms}), "");
+    ::raise(SIGUSR1);
+  }
+
+ private:
+  std::uint32_t id_;
+  int restarts_ = 0;
 };
 
 // `n` whole optimizer steps.
@@ -449,7 +472,7 @@ TEST(LocalAgent, ResizeSignalCheckpointsAcknowledgesWaitsAndResumes) {
   run_steps(*a, app, grad, 5);
   ASSERT_EQ(a->hint_file(), dir / "9001.hint.yaml");
   plain_step(*a, app, grad);
-  ::raise(SIGUSR1);  // as sched/pollux would
+  job.request_resize(dir.path());  // as sched/pollux would
   // The signal is seen at the next synchronize(), acted on at its step_end().
   EXPECT_EQ(a->step_end(), StepAction::kContinue);
   plain_step(*a, app, grad);
@@ -477,14 +500,17 @@ TEST(LocalAgent, AnAcknowledgementThatCannotBeWrittenIsReportedAsSuch) {
   TempDir dir;
   SlurmJob job("9010");
   AgentOptions o = options(dir);
-  o.spool_dir = dir / "no-such-spool";
+  // A directory (not empty) where the hint goes: no rename can replace it;
+  // sched/pollux's decision still reaches the spool.
+  ASSERT_EQ(::mkdir((dir / "9010.hint.yaml").c_str(), 0755), 0);
+  write_text(dir / "9010.hint.yaml/x", "");
   o.requeue_wait = 0.05;
   o.verbose = 1;
   App app;
   auto a = attached(o, app);
   std::vector<float> grad(10, 0.5f);
   plain_step(*a, app, grad);
-  ::raise(SIGUSR1);
+  job.request_resize(dir.path());
   testing::internal::CaptureStderr();
   EXPECT_EQ(a->step_end(), StepAction::kContinue);
   plain_step(*a, app, grad);
@@ -503,7 +529,7 @@ TEST(LocalAgent, ResizeInExitModeAcknowledgesAndTellsTheLoopToExit) {
   auto a = attached(o, app);
   std::vector<float> grad(10, 0.5f);
   plain_step(*a, app, grad);
-  ::raise(SIGUSR1);
+  job.request_resize(dir.path());
   EXPECT_EQ(a->step_end(), StepAction::kContinue);
   plain_step(*a, app, grad);
   EXPECT_EQ(a->step_end(), StepAction::kRequeueExit);
@@ -531,7 +557,7 @@ TEST(LocalAgent, ABurstOfResizeSignalsMakesOneCheckpoint) {
     write_text(c.dir + "/model", std::to_string(app.model_step));
   });
   std::vector<float> grad(10, 0.5f);
-  ::raise(SIGUSR1);  // before this step's synchronize() ...
+  job.request_resize(dir.path());  // before this step's synchronize() ...
   plain_step(*a, app, grad);
   ::raise(SIGUSR1);  // ... and a copy after it
   a->step_end();
@@ -555,7 +581,7 @@ TEST(LocalAgent, ASignalDuringTheWaitForTheRequeueIsANewRequest) {
     write_text(c.dir + "/model", std::to_string(app.model_step));
   });
   std::vector<float> grad(10, 0.5f);
-  ::raise(SIGUSR1);
+  job.request_resize(dir.path());
   plain_step(*a, app, grad);
   // Signals once the acknowledgement is in the hint, i.e. during the wait.
   std::thread scheduler([&] {
@@ -565,7 +591,7 @@ TEST(LocalAgent, ASignalDuringTheWaitForTheRequeueIsANewRequest) {
       if (h && h.hint->checkpoint && h.hint->checkpoint->ready_for_requeue) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    ::raise(SIGUSR1);
+    job.request_resize(dir.path());
   });
   a->step_end();  // checkpoint, acknowledgement, wait, resume
   scheduler.join();
@@ -575,25 +601,137 @@ TEST(LocalAgent, ASignalDuringTheWaitForTheRequeueIsANewRequest) {
   EXPECT_EQ(checkpoints, 2) << "the signal during the wait was lost";
 }
 
-// A requeued job may be signalled while it is still starting: the handler
-// the library installs at load time keeps the signal from killing it, and
-// the agent acts on it at its first step boundary.
-TEST(LocalAgent, ASignalBeforeTheAgentExistsIsNotFatalNorLost) {
+// The program's own handler of the resize signal (Slurm's --signal=USR1@60
+// warning, Lightning's auto-requeue): every delivery that is not
+// sched/pollux's request reaches it, whether installed before the agent or
+// after; requests reach the agent alone.
+std::atomic<int> g_program_calls{0};
+void program_handler(int) { g_program_calls.fetch_add(1); }
+
+struct ProgramHandler {
+  explicit ProgramHandler(void (*h)(int)) {
+    struct sigaction sa {};
+    sa.sa_handler = h;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGUSR1, &sa, &old);
+    g_program_calls = 0;
+  }
+  ~ProgramHandler() { ::sigaction(SIGUSR1, &old, nullptr); }
+  struct sigaction old {};
+};
+
+TEST(LocalAgent, DeliveriesThatAreNotRequestsReachTheProgramsHandlerInstalledBefore) {
   TempDir dir;
   SlurmJob job("9004");
-  ::raise(SIGUSR1);  // the default action would end this process
+  ProgramHandler program(program_handler);
   const AgentOptions o = exit_mode_options(dir);
+  App app;
+  std::vector<float> grad(10, 0.5f);
+  {
+    auto a = attached(o, app);
+    struct sigaction now {};
+    ::sigaction(SIGUSR1, nullptr, &now);
+    EXPECT_NE(now.sa_flags & SA_RESTART, 0) << "interrupted system calls would fail with EINTR";
+    ::raise(SIGUSR1);  // Slurm's warning: no decision in the spool
+    EXPECT_EQ(g_program_calls, 1);
+    plain_step(*a, app, grad);
+    EXPECT_EQ(a->step_end(), StepAction::kContinue) << "a warning was taken for a resize";
+    job.request_resize(dir.path());
+    EXPECT_EQ(g_program_calls, 1) << "the resize request reached the program's handler";
+    plain_step(*a, app, grad);
+    EXPECT_EQ(a->step_end(), StepAction::kRequeueExit);
+  }
+  // The agent gone, the program's handler is the signal's again.
+  struct sigaction after {};
+  ::sigaction(SIGUSR1, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, program_handler);
+}
+
+TEST(LocalAgent, AHandlerTheProgramInstallsLaterStillGetsItsDeliveries) {
+  TempDir dir;
+  SlurmJob job("9011");
+  ProgramHandler program(SIG_IGN);
+  AgentOptions o = exit_mode_options(dir);
   App app;
   auto a = attached(o, app);
   std::vector<float> grad(10, 0.5f);
+  struct sigaction sa {};
+  sa.sa_handler = program_handler;  // as Python's signal.signal() or Lightning would
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGUSR1, &sa, nullptr);
+  EXPECT_EQ(pollux_agent_reclaim_signal(), 1);  // also done at every step boundary
+  EXPECT_EQ(pollux_agent_reclaim_signal(), 0);
+  ::raise(SIGUSR1);
+  EXPECT_EQ(g_program_calls, 1);
+  plain_step(*a, app, grad);
+  EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  ::sigaction(SIGUSR1, &sa, nullptr);  // again, reclaimed at the next step
+  plain_step(*a, app, grad);
+  job.request_resize(dir.path());
+  EXPECT_EQ(g_program_calls, 1);
+  EXPECT_EQ(a->step_end(), StepAction::kContinue);
   plain_step(*a, app, grad);
   EXPECT_EQ(a->step_end(), StepAction::kRequeueExit);
+}
+
+// Without a handler of the program's, a delivery that is not a request asks
+// for what Slurm's --signal is for: a checkpoint, and training goes on.
+TEST(LocalAgent, ANonRequestWithoutAProgramHandlerIsACheckpointNotAResize) {
+  TempDir dir;
+  SlurmJob job("9012");
+  AgentOptions o = options(dir);
+  o.checkpoint_interval = 0;
+  App app;
+  auto a = attached(o, app);
+  std::vector<float> grad(10, 0.5f);
+  run_steps(*a, app, grad, 2);
+  ::raise(SIGUSR1);  // the default action would end this process
+  plain_step(*a, app, grad);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5) << "waited for a requeue";
   App app2;
   auto b = restored(o, app2);
   ASSERT_TRUE(b);
-  EXPECT_EQ(b->step(), 1);
-  plain_step(*b, app2, grad);
-  EXPECT_EQ(b->step_end(), StepAction::kContinue) << "the signal was acted on once";
+  EXPECT_EQ(b->step(), 3);
+  const HintResult h = read_hint_file(a->hint_file(), ::getuid(), 9012);
+  ASSERT_TRUE(h) << h.error;
+  ASSERT_TRUE(h.hint->checkpoint);
+  EXPECT_FALSE(h.hint->checkpoint->ready_for_requeue);
+}
+
+// The hint says the agent listens, and on which signal, from the first
+// step's all-reduce (every rank's agent and handler exist) while it does:
+// the job is elastic from then on; its last hint says it no longer listens.
+TEST(LocalAgent, TheHintAnnouncesTheResizeSignalWhileTheAgentListens) {
+  TempDir dir;
+  SlurmJob job("9013");
+  AgentOptions o = options(dir);
+  std::string path;
+  {
+    App app;
+    auto a = attached(o, app);
+    path = a->hint_file();
+    HintResult h;  // written by the agent's background thread
+    for (int i = 0; i < 500 && !(h = read_hint_file(path, ::getuid(), 9013)); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(h) << h.error;
+    EXPECT_EQ(h.hint->resize_signal, 0) << "announced before every rank's agent was known to exist";
+    std::vector<float> grad(10, 0.5f);
+    plain_step(*a, app, grad);  // its all-reduce: every rank has its agent
+    for (int i = 0; i < 500 && (h = read_hint_file(path, ::getuid(), 9013)) && h.hint->resize_signal == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(h) << h.error;
+    EXPECT_EQ(h.hint->resize_signal, SIGUSR1);
+  }
+  const HintResult last = read_hint_file(path, ::getuid(), 9013);
+  ASSERT_TRUE(last) << last.error;
+  EXPECT_EQ(last.hint->resize_signal, 0);
+  o.resize_signal = 0;
+  make_local_agent(o).reset();  // its first and last hints
+  const HintResult none = read_hint_file(path, ::getuid(), 9013);
+  ASSERT_TRUE(none) << none.error;
+  EXPECT_EQ(none.hint->resize_signal, 0) << "announced a signal nobody listens on";
 }
 
 TEST(LocalAgent, WritesAHintThatTheSchedulerAccepts) {

@@ -231,9 +231,15 @@ TEST_F(SpoolSweepTest, RemovesOnlyOldFilesOfJobsThatAreNotElastic) {
   put("notes.txt", 7200);                  // not the agents' name: left alone
   put("x1.hint.yaml", 7200);
   put("99999999999.hint.yaml", 7200);      // beyond a job id
+  put("11.resize", 7200);                  // sched/pollux's resize decisions: as the hints
+  put("99.resize", 7200);
+  put(".99.resize.tmp.Zz9", 7200);
   const SpoolSweep s = sweep_spool(snap, dir.path(), 3600);
   EXPECT_TRUE(s.errors.empty());
-  EXPECT_EQ(s.removed, 3);
+  EXPECT_EQ(s.removed, 5);
+  EXPECT_TRUE(exists("11.resize"));
+  EXPECT_FALSE(exists("99.resize"));
+  EXPECT_FALSE(exists(".99.resize.tmp.Zz9"));
   EXPECT_TRUE(exists("11.hint.yaml"));
   EXPECT_FALSE(exists("99.hint.yaml"));
   EXPECT_TRUE(exists("98.hint.yaml"));

@@ -1,6 +1,8 @@
 // SchedulerParameters parsing: defaults, every option, every rejection.
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include "core/params.h"
 
 namespace pollux::sched {
@@ -128,6 +130,9 @@ INSTANTIATE_TEST_SUITE_P(
         Rejection{"pollux_search_budget=1.5", "pollux_search_budget"},
         Rejection{"pollux_search_budget=2000000000", "pollux_search_budget"},
         Rejection{"pollux_backfill=2", "pollux_backfill"}, Rejection{"pollux_intervall=5", "unknown option"},
+        Rejection{"pollux_resize_signals=KILL", "pollux_resize_signals"},
+        Rejection{"pollux_resize_signals=USR1:", "pollux_resize_signals"},
+        Rejection{"pollux_resize_signals=", "pollux_resize_signals"},
         Rejection{"pollux_=1", "unknown option"}));
 
 TEST(Params, TheMetricsFileIsOffByDefaultAndSetByItsOption) {
@@ -138,6 +143,15 @@ TEST(Params, TheMetricsFileIsOffByDefaultAndSetByItsOption) {
   EXPECT_NE(r.params, Params{});
   EXPECT_NE(describe(r.params).find("pollux_metrics_file=/var/lib/prometheus/node-exporter/pollux.prom"),
             std::string::npos);
+}
+
+// The signals an agent may announce for its resize requests: names or
+// numbers, ':'-separated (',' separates SchedulerParameters).
+TEST(Params, ResizeSignalsByNameOrNumber) {
+  const ParamsResult r = parse_params("pollux_resize_signals=USR2:SIGURG:40");
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_EQ(r.params.resize_signals, (1ULL << (SIGUSR2 - 1)) | (1ULL << (SIGURG - 1)) | (1ULL << 39));
+  EXPECT_NE(describe(r.params).find("pollux_resize_signals=USR2:URG:40"), std::string::npos) << describe(r.params);
 }
 
 TEST(Params, ALongSpoolPathIsRejected) {
@@ -159,7 +173,7 @@ TEST(Params, DescribeNamesEveryOption) {
   for (const char* key : {"pollux_interval=60", "pollux_fairness=-1", "pollux_restart_penalty=30",
                           "pollux_interference_avoidance=yes", "pollux_max_nodes=16",
                           "pollux_spool_dir=/var/spool/slurm/pollux", "pollux_checkpoint_timeout=120",
-                          "pollux_search_budget=0", "pollux_backfill=yes"})
+                          "pollux_search_budget=0", "pollux_backfill=yes", "pollux_resize_signals=USR1:USR2"})
     EXPECT_NE(d.find(key), std::string::npos) << key << " not in " << d;
 }
 

@@ -3,6 +3,9 @@
 // requeue), through every phase of an elastic job's life.
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <tuple>
+
 #include "core/round.h"
 #include "plugin_test_util.h"
 
@@ -64,11 +67,14 @@ struct Fixture {
     snap.now = kNow;
     snap.nodes = four_nodes();
   }
-  // Jobs profiled on 8 GPUs (so they may get all 16) unless a test says otherwise.
+  // Jobs profiled on 8 GPUs (so they may get all 16) unless a test says
+  // otherwise, whose agent listens on SIGUSR1 (elastic) in their current run.
   void add(ElasticJobSnapshot j, int profiled = 8) {
-    snap.jobs.push_back(std::move(j));
     inputs.emplace_back();
     inputs.back().max_profiled_replicas = profiled;
+    inputs.back().resize_signal = SIGUSR1;
+    inputs.back().hint_restarts = j.restarts;
+    snap.jobs.push_back(std::move(j));
   }
   RoundResult run(bool with_policy = true) { return plan_round(snap, inputs, params, with_policy ? &policy : nullptr); }
 };
@@ -156,6 +162,67 @@ TEST(Round, ARunningJobKeptAtItsSizeIsLeftAlone) {
   EXPECT_EQ(r.decisions[0].state.phase, Phase::kRunning);
   EXPECT_EQ(f.policy.seen_current[0], on({{2, 4}}));
   EXPECT_EQ(f.policy.seen_jobs[0].restarts, 0);
+}
+
+// Reversing a decision seconds after it was made costs a restart: the
+// policy's restart factor is taken over the job's current run too, and the
+// smaller one counts (max(r - D, 0) / (r + D) for a run r seconds old).
+TEST(Round, ARecentRestartWeighsOnTheNextResize) {
+  // (run, restarts before; what the policy sees): a job of 3 restarts in
+  // 100 s already pays more over its life (10/130) than over a 90 s run;
+  // a run that began without a restart has Pollux's factor alone.
+  for (auto [run, before, age, restarts] : {std::tuple{10.0, 1, 10.0, 1}, std::tuple{50.0, 1, 50.0, 1},
+                                            std::tuple{90.0, 3, 100.0, 3}, std::tuple{10.0, 0, 100.0, 0}}) {
+    Fixture f;  // submitted 100 s ago, restart_penalty 30 s
+    ElasticJobSnapshot j = running_job(8, on({{2, 4}}), f.snap.nodes);
+    j.start_time = kNow - run;
+    j.restarts = before;
+    f.add(j);
+    f.policy.answer = {on({{2, 4}})};
+    f.run();
+    EXPECT_EQ(f.policy.seen_jobs[0].age, age) << run;
+    EXPECT_EQ(f.policy.seen_jobs[0].restarts, restarts) << run;
+  }
+}
+
+// A running job whose agent has not announced a resize signal in its
+// current run (a program without the agent, or one still starting) is
+// moldable: it keeps its size, is never signalled, and its GPUs are not
+// the policy's to give; its comment says kind=moldable.
+TEST(Round, AMoldableJobIsNeverSignalled) {
+  for (int announced : {0, SIGUSR1}) {
+    Fixture f;
+    f.add(running_job(8, on({{0, 4}, {1, 4}}), f.snap.nodes));
+    f.inputs[0].resize_signal = announced;
+    f.inputs[0].hint_restarts = announced ? 1 : -1;  // an earlier run's announcement
+    f.add(pending_job(9));
+    f.policy.answer = {on({{0, 4}, {1, 4}, {2, 4}, {3, 4}})};  // all 16 GPUs for job 9
+    const RoundResult r = f.run();
+    ASSERT_EQ(r.decisions.size(), 2u);
+    const JobDecision& d = r.decisions[0].job == 0 ? r.decisions[0] : r.decisions[1];
+    EXPECT_EQ(d.action, Action::kNone);
+    EXPECT_EQ(d.state.phase, Phase::kRunning);
+    EXPECT_EQ(d.view.kind, announced ? "elastic" : "moldable");
+    EXPECT_NE(d.comment.find(announced ? " kind=elastic" : " kind=moldable"), std::string::npos) << d.comment;
+    ASSERT_EQ(f.policy.seen_jobs.size(), 1u) << "the moldable job was given to the policy";
+    EXPECT_EQ(f.policy.seen_jobs[0].id, 9u);
+  }
+}
+
+// The signal a resize sends is the one the agent announced, if the
+// administrator allows it (pollux_resize_signals); else the job is moldable.
+TEST(Round, AResizeSendsTheAnnouncedSignalIfAllowed) {
+  for (auto [sig, allowed] : {std::pair{SIGUSR2, true}, std::pair{SIGURG, false}}) {
+    Fixture f;
+    f.add(running_job(8, on({{0, 4}, {1, 4}}), f.snap.nodes));
+    f.inputs[0].resize_signal = sig;
+    f.policy.answer = {on({{0, 4}})};
+    const JobDecision d = f.run().decisions[0];
+    EXPECT_EQ(d.action, allowed ? Action::kSignal : Action::kNone) << sig;
+    EXPECT_EQ(d.signal, allowed ? sig : 0) << sig;
+    f.params.resize_signals |= 1ULL << (SIGURG - 1);  // pollux_resize_signals=USR1:USR2:URG
+    EXPECT_EQ(f.run().decisions[0].signal, sig);
+  }
 }
 
 TEST(Round, AResizeStartsWithACheckpointSignal) {
@@ -689,6 +756,7 @@ TEST(Round, TheTimeLimitCountsRunsEndedBySlurmsRequeues) {
   p.running = false;
   p.current = {};
   p.restarts = 1;
+  f.inputs[0].hint_restarts = 1;  // its new run's agent listens
   p.end_time = kNow - 10;
   p.begin_time = kNow + 11;
   d = f.run().decisions[0];

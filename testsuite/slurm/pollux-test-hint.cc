@@ -5,7 +5,7 @@
 // checkpoint requests.
 //
 //   pollux-test-hint --spool DIR [--job ID] [--scaling good|poor|none]
-//                    [--profiled R] [--ack] [--step N]
+//                    [--profiled R] [--ack] [--step N] [--signal SIG]
 // Job id, node and replica counts and the restart count default to the
 // job's SLURM_* environment.
 #include <unistd.h>
@@ -40,12 +40,14 @@ int main(int argc, char** argv) {
   int profiled = -1;
   long long step = 100;
   bool ack = false;
+  int signal = 10;  // SIGUSR1: the job is elastic
   app.add_option("--spool", spool, "spool directory")->required();
   app.add_option("--job", job, "job id (default: $SLURM_JOB_ID)");
   app.add_option("--scaling", scaling, "good, poor or none (no model yet)")
       ->check(CLI::IsMember({"good", "poor", "none"}));
   app.add_option("--profiled", profiled, "most replicas profiled (default: the job's GPUs)");
   app.add_option("--step", step, "optimizer steps taken");
+  app.add_option("--signal", signal, "the resize signal announced (0: none, a moldable job; default 10, USR1)");
   app.add_flag("--ack", ack, "acknowledge a checkpoint request (checkpoint.ready_for_requeue, now)");
   CLI11_PARSE(app, argc, argv);
   if (job <= 0) {
@@ -74,6 +76,7 @@ int main(int argc, char** argv) {
     h.perf = pollux::PerfParams{0.01, 0.0001, 5.0, 1.0, 5.0, 1.0, 1.0};
     h.grad = pollux::GradStats{10.0, 0.01};
   }
+  h.resize_signal = signal;
   if (ack) h.checkpoint = pollux::HintCheckpoint{step, now(), true};
   const std::string err = pollux::write_hint_file(spool, h);
   if (!err.empty()) {

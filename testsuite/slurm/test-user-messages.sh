@@ -18,7 +18,7 @@ expect() {  # expect TEXT sbatch-options...
   note "sbatch $*: $got"
 }
 job='srun --ntasks=1 sleep 1000'
-expect "elastic job: 1-4 nodes x <= 4 GPUs per node, sized and resized by sched/pollux" \
+expect "elastic job: 1-4 nodes x <= 4 GPUs per node, sized by sched/pollux when it starts (held until it gives the job GPUs); resized while it runs only once its program's agent listens for resizes (SystemComment kind=elastic), else left at that size (kind=moldable)" \
   --requeue -N 1-4 --gpus-per-node=4 --wrap "$job"
 expect "; --no-kill ignored: requeued from its last checkpoint when a node fails" \
   --requeue --no-kill -N 1-4 --gpus-per-node=4 --wrap "$job"

@@ -54,6 +54,7 @@ void expect_same(const Hint& a, const Hint& b) {
     EXPECT_EQ(a.checkpoint->time, b.checkpoint->time);
     EXPECT_EQ(a.checkpoint->ready_for_requeue, b.checkpoint->ready_for_requeue);
   }
+  EXPECT_EQ(a.resize_signal, b.resize_signal);
 }
 
 TEST(HintRoundTrip, FullHintParsesBackIdentically) {
@@ -71,6 +72,7 @@ TEST(HintRoundTrip, MinimalHintWithoutOptionalSections) {
   EXPECT_EQ(text.find("perf:"), std::string::npos);
   EXPECT_EQ(text.find("grad:"), std::string::npos);
   EXPECT_EQ(text.find("checkpoint:"), std::string::npos);
+  EXPECT_EQ(text.find("resize_signal:"), std::string::npos);  // no agent listens: moldable
   const HintResult r = parse_hint(text);
   ASSERT_TRUE(r) << r.error;
   expect_same(h, *r.hint);
@@ -205,6 +207,10 @@ const Rejection kRejections[] = {
     {"CheckpointTimeNaN", "  time: 1.7e+09", "  time: nan", "checkpoint.time: 'nan' is not finite"},
     {"CheckpointReadyNotBool", "ready_for_requeue: true", "ready_for_requeue: 1", "checkpoint.ready_for_requeue: '1' is not true or false"},
     {"CheckpointMissingReady", "\n  ready_for_requeue: true", "", "checkpoint.ready_for_requeue: missing"},
+    // The resize signal the agent announces
+    {"ResizeSignalZero", "resize_signal: 10", "resize_signal: 0", "resize_signal: 0 is out of range"},
+    {"ResizeSignalTooLarge", "resize_signal: 10", "resize_signal: 65", "resize_signal: 65 is out of range"},
+    {"ResizeSignalName", "resize_signal: 10", "resize_signal: USR1", "resize_signal: 'USR1' is not an integer"},
     // Structure
     {"UnknownTopLevelKey", "version: 1\n", "version: 1\ncolour: blue\n", "colour: unknown key"},
     {"DuplicateKey", "version: 1\n", "version: 1\nversion: 1\n", "duplicate key 'version'"},

@@ -39,6 +39,7 @@ inline Hint full_hint() {
   h.profile = {ProfileSample{1, 1, 32, 0.0375, 0.04}, ProfileSample{1, 2, 32, 0.0375, 0.041},
                ProfileSample{1, 4, 32, 0.038, 0.043}};
   h.checkpoint = HintCheckpoint{1200, 1700000000, true};
+  h.resize_signal = 10;  // SIGUSR1
   return h;
 }
 

@@ -185,6 +185,14 @@ const char* pollux_agent_last_error(void);
  * "pollux_gradient_norms" or "pollux_profile_sample". */
 const char* pollux_agent_struct_layout(const char* name);
 
+/* The resize signal: when the program has installed its own handler for it
+ * since the agent was made (sigaction, signal), puts the agent's handler
+ * back in front of it; deliveries that are not resize requests still reach
+ * the program's handler. Returns 1 when it did, 0 otherwise. The agent
+ * does this by itself at every step boundary; call it right after
+ * installing a handler to cover the steps in between (doc/agent.md). */
+int pollux_agent_reclaim_signal(void);
+
 #ifdef __cplusplus
 }
 #endif

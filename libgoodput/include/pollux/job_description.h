@@ -19,6 +19,9 @@ struct ElasticJobState {
   double submit_time = 0;        ///< seconds (also the origin of its age)
   double now = 0;                ///< the round's time
   int restarts = 0;              ///< re-allocations so far (Slurm requeues included)
+  /// Running, and its current run began with a restart: when that run
+  /// started (0: not running, or its first run).
+  double run_start = 0;
   double attained_service = 0;   ///< GPU-seconds
   SpeedupFn speedup;             ///< empty: no model yet (linear)
   /// Per-GPU-type speedups (JobInfo::speedup_by_type); empty: untyped.
@@ -41,6 +44,13 @@ struct ElasticJobState {
 ///   so that Pollux's restart factor max(age - restarts D, 0) / (age + D)
 ///   is not 0 for a job submitted or requeued a moment ago: placing a job
 ///   that holds nothing restarts nothing.
+/// - with run_start (a run that began with a restart, r = now - run_start
+///   seconds ago): when max(r - D, 0) / (r + D), the factor of a job r
+///   seconds old with one restart, is below the whole life's, age = r and
+///   restarts = 1: a decision is not reversed within D seconds of the
+///   restart it caused, and soon after only for a gain that outweighs
+///   another (over its whole life a job hours old would pay next to
+///   nothing for a resize seconds after its last one).
 /// - max_replicas = min(max_gpus, max(2 x max_profiled_replicas, held, 1),
 ///   max(max_gpus_by_batch, held) when known, max_gpus_limit when set),
 ///   never below min_gpus: a job grows as its hints show that it scales and

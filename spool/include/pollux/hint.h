@@ -28,6 +28,8 @@ inline constexpr int kHintFormatVersion = 1;
 inline constexpr std::size_t kHintMaxBytes = 256 * 1024;
 /// At most this many profile samples are kept / accepted.
 inline constexpr std::size_t kHintMaxSamples = 256;
+/// The highest signal number a hint may announce (Linux's SIGRTMAX).
+inline constexpr int kHintMaxSignal = 64;
 
 /// The configuration the job runs now.
 struct HintConfig {
@@ -60,6 +62,10 @@ struct Hint {
   int max_profiled_replicas = 0;
   std::vector<ProfileSample> profile;
   std::optional<HintCheckpoint> checkpoint;
+  /// The signal this run's agent takes a resize request on, announced once
+  /// it can checkpoint (0: none, the job is moldable: sched/pollux never
+  /// signals it). Only a hint of the job's current run counts.
+  int resize_signal = 0;
 };
 
 /// Serialises a hint as YAML (libyaml emitter). Throws std::runtime_error
