@@ -19,7 +19,7 @@ import torch
 
 from .. import _agent
 from .._capi import PolluxError
-from . import _dist
+from . import _dist, _timing
 
 _STATE_FILE = "pytorch-state.pt"
 _RNG_FILE = "pytorch-rng-{}.pt"
@@ -62,6 +62,13 @@ class Session:
         self.phase = _agent.TwoStep.OFF
         self.reset_norms()
         self.kept = {}
+        self.clock = _timing.clock(env.device)
+        self.norm_copy = _timing.Norms(env.device)
+        self.record = None         # the step in progress
+        self.pending = None        # the last ended step, read at the next step's end
+        self.scaler = None
+        self.scaler_skipped = False
+        self.stepped = False
 
     # --- set-up -------------------------------------------------------------
     def attach_loader(self, loader, options):
@@ -74,7 +81,7 @@ class Session:
         self.agent.on_restore(self.load)
         self.loader = loader
 
-    def attach_model(self, model, optimizer, lr_scheduler, lr_rule):
+    def attach_model(self, model, optimizer, lr_scheduler, lr_rule, scaler=None):
         if self.model is not None:
             raise PolluxError("one ElasticDataParallel model per job")
         if lr_rule not in LR_RULES:
@@ -83,6 +90,8 @@ class Session:
             raise PolluxError("wrap the model in ElasticDataParallel before iterating the ElasticDataLoader")
         self.model, self.optimizer, self.lr_scheduler, self.lr_rule = model, optimizer, lr_scheduler, lr_rule
         _patch_optimizer(self, optimizer)
+        if scaler is not None:
+            _patch_scaler(self, scaler)
 
     def start(self):
         """Restores the latest checkpoint once, before the first step. Collective."""
@@ -145,15 +154,22 @@ class Session:
         self.buckets = 0
 
     def begin_micro(self, k, accum):
+        mark = self.clock.mark()
         if k == 0:
             if self.micro != -1:
                 raise PolluxError("the previous step did not end: call optimizer.step() once per batch")
+            if self.pending is not None and self.pending.next is None:
+                self.pending.next = mark
             self.accum = accum
             self.reset_norms()
             self.phase = self.agent.two_step_phase
+            self.record = _timing.StepRecord(mark)
+            self.scaler_skipped = False
         elif self.micro != k - 1 or not self.micro_ended:
             raise PolluxError("call optimizer.step() once per batch of the ElasticDataLoader (it is a no-op on "
                               "the batches that only accumulate gradients)")
+        else:
+            self.record.begins.append(mark)
         self.micro = k
         self.micro_ended = False
         self.agent.micro_step_begin()
@@ -164,6 +180,8 @@ class Session:
 
     def compute_done(self):
         if self.micro >= 0 and not self.micro_ended:
+            if self.micro == self.accum:
+                self.record.done = self.clock.mark()
             self.micro_ended = True
             self.agent.micro_step_end()
 
@@ -173,6 +191,47 @@ class Session:
             return a.lr_gain
         ratio = a.total_batch / self.loader.batch_size
         return math.sqrt(ratio) if self.lr_rule == "sqrt" else ratio
+
+    def _queue_norms(self):
+        """The step's norms, unscaled, on their way to host memory (no wait)."""
+        v = torch.stack([self.local_sqr, self.sync_sqr, self.prev_sqr, self.dot_prev])
+        inv = _inverse_scale_sq(self.scaler)
+        if inv is not None:
+            v = v * inv
+        self.record.norms = self.norm_copy.to_host(v)
+        self.record.has_prev = self.phase == _agent.TwoStep.COMPARE and self.compared == self.buckets > 0
+
+    def _previous(self):
+        """The previous step's measurement for the agent, read a step late."""
+        rec, self.pending = self.pending, None
+        if rec is None or rec.next is None:
+            return None
+        if rec.verify_skip:
+            self.clock.wait(rec.next)
+            if _timing.averaged_finite(rec):
+                raise PolluxError("optimizer.step() was left out of a step whose gradients were finite: call it "
+                                  "once per batch of the ElasticDataLoader (only a step whose gradients "
+                                  "overflowed may be left out, as GradScaler does)")
+            return None
+        return _timing.measurement(rec, self.clock, self.env.world_size)
+
+    def _end(self, skipped):
+        """Hands the previous step's record to the agent (collective)."""
+        self._queue_norms()
+        self.record.skipped = skipped
+        self.record.verify_skip = skipped and not self.scaler_skipped
+        previous = self._previous()
+        if self.phase != _agent.TwoStep.KEEP:
+            self.kept = {}
+        self.agent.synchronized_late(previous, skipped)
+
+    def _finish(self):
+        self.pending, self.record = self.record, None
+        self.micro = -1
+        if self.agent.step_end():
+            sys.stdout.flush()
+            sys.stderr.flush()
+            raise SystemExit(self.agent.requeue_exit_code)
 
     def optimizer_step(self, real_step, closure):
         if self.micro == -1:
@@ -184,15 +243,8 @@ class Session:
         if not self.micro_ended:
             raise PolluxError("optimizer.step() before the gradients were all-reduced: call loss.backward() on "
                               "the output of the ElasticDataParallel model first")
-        if self.env.device.type == "cuda":
-            torch.cuda.synchronize()  # the all-reduce is done, on the GPU too
-        complete = self.compared == self.buckets and self.buckets > 0
-        norms = _agent.GradientNorms(self.local_sqr.item(), self.sync_sqr.item(), 1,
-                                     self.phase == _agent.TwoStep.COMPARE and complete,
-                                     self.prev_sqr.item(), self.dot_prev.item())
-        if self.phase != _agent.TwoStep.KEEP:
-            self.kept = {}
-        self.agent.synchronized(norms)
+        self.stepped = True
+        self._end(skipped=False)
         factor = self.lr_factor()
         groups = self.optimizer.param_groups
         base = [g["lr"] for g in groups]
@@ -203,12 +255,18 @@ class Session:
         finally:
             for g, lr in zip(groups, base):
                 g["lr"] = lr
-        self.micro = -1
-        if self.agent.step_end():
-            sys.stdout.flush()
-            sys.stderr.flush()
-            raise SystemExit(self.agent.requeue_exit_code)
+        self._finish()
         return result
+
+    def end_left_out_step(self):
+        """The loader's next batch is asked for and the step's optimizer.step()
+        was left out: after the last backward, a skipped update (GradScaler's
+        on overflow: no progress, no statistics; without a scaler verified a
+        step late to have non-finite gradients); otherwise a misuse."""
+        if self.micro != self.accum or not self.micro_ended:
+            raise PolluxError("call optimizer.step() once per batch of the ElasticDataLoader")
+        self._end(skipped=True)
+        self._finish()
 
     def zero_grad_allowed(self):
         # Not while a step accumulates: only before its first backward.
@@ -227,6 +285,44 @@ def _patch_optimizer(session, optimizer):
         return None
 
     optimizer.step, optimizer.zero_grad = step, zero_grad
+
+
+def _patch_scaler(session, scaler):
+    """The loss scaler of mixed precision: its scale unscales the statistics,
+    and its step() tells a skipped update (found inf) from a misuse."""
+    if not (hasattr(scaler, "get_scale") or isinstance(getattr(scaler, "_scale", None), torch.Tensor)):
+        raise TypeError(f"scaler: a torch GradScaler or an object with get_scale(), not {type(scaler).__name__}")
+    session.scaler = scaler
+    real_step = getattr(scaler, "step", None)
+    if real_step is None:
+        return
+
+    def step(optimizer, *args, **kwargs):
+        if optimizer is not session.optimizer:
+            raise PolluxError("the scaler steps an optimizer that the ElasticDataParallel model does not hold: "
+                              "step the optimizer given to ElasticDataParallel")
+        session.stepped = False
+        result = real_step(optimizer, *args, **kwargs)
+        if not session.stepped:
+            session.scaler_skipped = True  # inf/NaN found: GradScaler left the update out
+        return result
+
+    scaler.step = step
+
+
+def _inverse_scale_sq(scaler):
+    """1 / scale^2 as a device tensor (a GradScaler's, no wait) or a float;
+    None without scaling."""
+    if scaler is None:
+        return None
+    scale = getattr(scaler, "_scale", None)
+    if isinstance(scale, torch.Tensor):
+        if hasattr(scaler, "is_enabled") and not scaler.is_enabled():
+            return None
+        return scale.double().reciprocal().square()
+    if hasattr(scaler, "is_enabled") and not scaler.is_enabled():
+        return None
+    return 1.0 / float(scaler.get_scale()) ** 2
 
 
 def _state_of(obj):

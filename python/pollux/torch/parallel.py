@@ -82,7 +82,7 @@ def _hook(session, bucket):
 class ElasticDataParallel(DistributedDataParallel):
     """DistributedDataParallel for an elastic job.
 
-    ElasticDataParallel(model, optimizer, lr_scheduler=None, lr_rule="adascale", **ddp_options)
+    ElasticDataParallel(model, optimizer, lr_scheduler=None, lr_rule="adascale", scaler=None, **ddp_options)
 
     `model` is moved to pollux.torch.device(). The optimizer's step() and
     zero_grad() are wrapped: within a step of several micro-steps (gradient
@@ -94,9 +94,15 @@ class ElasticDataParallel(DistributedDataParallel):
     loader's batch_size). The gradients the optimizer sees are the mean
     over the whole batch. The model, optimizer and scheduler are
     checkpointed and restored by the agent's protocol.
+
+    `scaler`: the loss scaler of fp16 mixed precision (torch.amp /
+    torch.cuda.amp GradScaler, or an object with get_scale() for a static
+    scale): the statistics are taken on unscaled gradients, and a step its
+    step() skips (gradients overflowed) counts as neither progress nor
+    statistics (doc/pytorch.md, "Mixed precision").
     """
 
-    def __init__(self, module, optimizer, lr_scheduler=None, lr_rule="adascale", **ddp_options):
+    def __init__(self, module, optimizer, lr_scheduler=None, lr_rule="adascale", scaler=None, **ddp_options):
         session = _session.get("ElasticDataParallel")
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise TypeError(f"optimizer: a torch.optim.Optimizer, not {type(optimizer).__name__}")
@@ -111,7 +117,7 @@ class ElasticDataParallel(DistributedDataParallel):
             ddp_options.setdefault("output_device", device)
         super().__init__(module, **ddp_options)
         self.register_comm_hook(session, _hook)
-        session.attach_model(self, optimizer, lr_scheduler, lr_rule)
+        session.attach_model(self, optimizer, lr_scheduler, lr_rule, scaler)
         self._pollux = session
 
     def forward(self, *inputs, **kwargs):
