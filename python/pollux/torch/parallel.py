@@ -54,7 +54,8 @@ def _hook(session, bucket):
     s = session
     if s.accum > 0:
         buf.div_(s.accum + 1)  # the accumulated sum of micro-gradients -> their mean
-    s.local_sqr.add_(_sqnorm(buf))
+    local = _sqnorm(buf)
+    s.local_sqr.add_(local)
     s.buckets += 1
     index, phase, world = bucket.index(), s.phase, s.env.world_size
     if bucket.is_last():
@@ -65,14 +66,17 @@ def _hook(session, bucket):
         t = f.value()[0]
         if world > 1:
             t.div_(world)
-        s.sync_sqr.add_(_sqnorm(t))
+            sqr = _sqnorm(t)
+        else:
+            sqr = local  # one replica: the all-reduce averaged nothing, no second pass
+        s.sync_sqr.add_(sqr)
         if phase == _agent.TwoStep.KEEP:
-            s.kept[index] = t.detach().clone()
+            s.kept[index] = (t.detach().clone(), sqr)
         elif phase == _agent.TwoStep.COMPARE:
             kept = s.kept.get(index)
-            if kept is not None and kept.shape == t.shape:
-                s.prev_sqr.add_(_sqnorm(kept))
-                s.dot_prev.add_(_dot(kept, t))
+            if kept is not None and kept[0].shape == t.shape:
+                s.prev_sqr.add_(kept[1])  # measured when it was kept
+                s.dot_prev.add_(_dot(kept[0], t))
                 s.compared += 1
         return t
 
