@@ -202,30 +202,44 @@ def main():
     # ResNet-50 session runs overhead, model, compile and workers; the
     # transformer's overhead and the fp16/bf16 parts run in child processes.
 
+    def make_resnet():
+        fmt = torch.channels_last if cuda else torch.contiguous_format
+        return resnet50(**res_cfg).to(dev, memory_format=fmt)
+
+    def make_sgd(net):
+        return torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+
+    def make_adamw(net):
+        return torch.optim.AdamW(net.parameters(), lr=3e-4, weight_decay=0.1)
+
+    def compare(name, make_net, make_opt, dataset, batch, loss_fn, model, opt, loader, **info):
+        """Alternating blocks: plain DDP (the same model, optimizer, batch
+        and precision, a DataLoader) against the pollux.torch model."""
+        plain_net = make_net()
+        plain_opt = make_opt(plain_net)
+        plain = DistributedDataParallel(plain_net, device_ids=[dev] if cuda else None)
+        plain_loader = forever(torch.utils.data.DataLoader(dataset, batch_size=batch, shuffle=True))
+        plain_block(plain, plain_opt, plain_loader, loss_fn, 3)
+        pollux_block(model, opt, loader, loss_fn, 3)
+        pa, pb = [], []
+        for _ in range(args.rounds):
+            pa += plain_block(plain, plain_opt, plain_loader, loss_fn, args.steps)
+            pb += pollux_block(model, opt, loader, loss_fn, args.steps)
+        emit(part="overhead", model=name, params=sum(q.numel() for q in plain_net.parameters()), batch=batch,
+             precision="bf16", plain_ms=1e3 * statistics.median(pa), pollux_ms=1e3 * statistics.median(pb),
+             overhead_pct=100 * (statistics.median(pb) / statistics.median(pa) - 1), **info)
+
     def resnet_session():
         batch = 16 if tiny else 64
         loader = pollux.ElasticDataLoader(Images(), batch_size=batch, max_batch_size=16 * batch,
                                           atomic_batch_size=(16 if not tiny else 4, 256 if not tiny else 64))
-        net = resnet50(**res_cfg).to(dev, memory_format=torch.channels_last if cuda else torch.contiguous_format)
-        opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        net = make_resnet()
+        opt = make_sgd(net)
         model = pollux.ElasticDataParallel(net, opt)
         a = pollux.agent()
         a.set_batch_config(batch, 0)
         if "overhead" in parts:
-            plain_net = resnet50(**res_cfg).to(dev)
-            plain_opt = torch.optim.SGD(plain_net.parameters(), lr=0.1, momentum=0.9)
-            plain = DistributedDataParallel(plain_net, device_ids=[dev] if cuda else None)
-            plain_loader = forever(torch.utils.data.DataLoader(Images(), batch_size=batch, shuffle=True))
-            plain_block(plain, plain_opt, plain_loader, image_loss, 3)
-            pollux_block(model, opt, loader, image_loss, 3)
-            pa, pb = [], []
-            for _ in range(args.rounds):
-                pa += plain_block(plain, plain_opt, plain_loader, image_loss, args.steps)
-                pb += pollux_block(model, opt, loader, image_loss, args.steps)
-            emit(part="overhead", model="resnet50", params=sum(q.numel() for q in net.parameters()), batch=batch,
-                 precision="bf16", plain_ms=1e3 * statistics.median(pa), pollux_ms=1e3 * statistics.median(pb),
-                 overhead_pct=100 * (statistics.median(pb) / statistics.median(pa) - 1))
-            del plain, plain_net, plain_opt
+            compare("resnet50", make_resnet, make_sgd, Images(), batch, image_loss, model, opt, loader)
         if "model" in parts:
             configs = ([(16, 0), (32, 0), (64, 0), (128, 0), (256, 0), (64, 1), (64, 3)] if not tiny
                        else [(4, 0), (16, 0), (64, 0), (16, 1)])
@@ -250,7 +264,7 @@ def main():
         batch = 8 if not tiny else 4
         loader = pollux.ElasticDataLoader(Tokens(), batch_size=batch, atomic_batch_size=(batch, batch))
         net = GPT(**gpt_cfg).to(dev)
-        opt = torch.optim.AdamW(net.parameters(), lr=3e-4, weight_decay=0.1)
+        opt = make_adamw(net)
         scaler = None
         if kind == "fp16":
             with warnings.catch_warnings():
@@ -261,19 +275,8 @@ def main():
         a = pollux.agent()
         params = sum(q.numel() for q in net.parameters())
         if kind == "overhead":
-            plain_net = GPT(**gpt_cfg).to(dev)
-            plain_opt = torch.optim.AdamW(plain_net.parameters(), lr=3e-4, weight_decay=0.1)
-            plain = DistributedDataParallel(plain_net, device_ids=[dev] if cuda else None)
-            plain_loader = forever(torch.utils.data.DataLoader(Tokens(), batch_size=batch, shuffle=True))
-            plain_block(plain, plain_opt, plain_loader, token_loss, 3)
-            pollux_block(model, opt, loader, token_loss, 3)
-            pa, pb = [], []
-            for _ in range(args.rounds):
-                pa += plain_block(plain, plain_opt, plain_loader, token_loss, args.steps)
-                pb += pollux_block(model, opt, loader, token_loss, args.steps)
-            emit(part="overhead", model="gpt", params=params, batch=batch, tokens=tokens, precision="bf16",
-                 optimizer="AdamW", plain_ms=1e3 * statistics.median(pa), pollux_ms=1e3 * statistics.median(pb),
-                 overhead_pct=100 * (statistics.median(pb) / statistics.median(pa) - 1))
+            compare("gpt", lambda: GPT(**gpt_cfg).to(dev), make_adamw, Tokens(), batch, token_loss, model, opt, loader,
+                    tokens=tokens, optimizer="AdamW")
             return
         # fp16 / bf16: 24 steps; fp16 forces an overflow at step 10.
         fp16 = kind == "fp16" and cuda
@@ -305,8 +308,8 @@ def main():
     def compile_session():
         batch = 16 if tiny else 64
         loader = pollux.ElasticDataLoader(Images(), batch_size=batch)
-        net = resnet50(**res_cfg).to(dev)
-        opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        net = make_resnet()
+        opt = make_sgd(net)
         model = pollux.ElasticDataParallel(torch.compile(net) if hasattr(torch, "compile") else net, opt)
         t = pollux_block(model, opt, loader, image_loss, 20 if not tiny else 4)
         emit(part="compile", model="resnet50", compiled=hasattr(torch, "compile"), steps=pollux.agent().step,
@@ -319,8 +322,8 @@ def main():
         except TypeError as e:
             emit(part="workers", skipped=f"ElasticDataLoader takes no num_workers here ({e})")
             return
-        net = resnet50(**res_cfg).to(dev)
-        opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        net = make_resnet()
+        opt = make_sgd(net)
         model = pollux.ElasticDataParallel(net, opt)
         t = pollux_block(model, opt, loader, image_loss, 20 if not tiny else 4)
         emit(part="workers", model="resnet50", num_workers=4, step_ms=1e3 * statistics.median(t[3:]))
