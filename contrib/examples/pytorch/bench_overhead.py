@@ -3,7 +3,8 @@
 PyTorch training step, and the agent's fitted step-time model against the
 measured step times (doc/benchmarks.md, "PyTorch: hook and agent overhead").
 
-    bench_overhead.py [--ranks 1] [--steps 30] [--rounds 6] [--batch 64] [--width 2048]
+    bench_overhead.py [--ranks 1] [--steps 8] [--rounds 12] [--batch 32] [--width 2048]
+                      [--model-steps 6] [--cycles 3]
 
 Starts --ranks local processes (one CPU thread each; gloo on CPU, NCCL on
 a GPU, or --backend: two ranks on one GPU need gloo, NCCL refuses them).
@@ -14,11 +15,13 @@ step), and under pollux.torch's ElasticDataParallel and ElasticDataLoader;
 it runs --steps steps of one then of the other, --rounds times
 alternately (so both see the same machine load), and reports the median
 time per step of each, from one step's batch to the next's as the loop
-sees it. Then, with the agent fixed to each of several (atomic batch,
-accumulation) configurations in turn (atomic 16 to 256, and 64 x 2 and
-64 x 4 micro-steps), it compares the agent's fitted model of the time per
-optimizer step with the measured median time between the first batches
-of consecutive steps.
+sees it (wall time, then the process's CPU time), and the median of the
+per-round ratios. Then, with the agent fixed to each of several (atomic
+batch, accumulation) configurations in turn (atomic 16 to 256, and 64 x 2
+and 64 x 4 micro-steps; --cycles round-robin visits of --model-steps
+steps), it compares the agent's fitted model of the time per optimizer
+step with the measured median time between the first batches of
+consecutive steps.
 """
 import argparse
 import json
@@ -121,17 +124,24 @@ def worker(args):
            "device": torch.cuda.get_device_name(dev) if cuda else "cpu", "torch": torch.__version__,
            "threads": torch.get_num_threads()}
     agent.set_batch_config(per_rank, 0)  # the same batch as the plain step
-    run_plain(5)
-    run_pollux(5)
-    a, b, blocks = [], [], []
-    for _ in range(args.rounds):
-        pa, pb = run_plain(args.steps), run_pollux(args.steps)
-        a += pa
-        b += pb
-        blocks.append([1e3 * statistics.median(pa), 1e3 * statistics.median(pb)])
-    out["wall"] = {"plain_ms": 1e3 * statistics.median(a), "pollux_ms": 1e3 * statistics.median(b),
-                   "blocks_ms": blocks}
-    out["wall"]["overhead_pct"] = 100 * (out["wall"]["pollux_ms"] / out["wall"]["plain_ms"] - 1)
+    # Wall time, and the process's CPU time (all its threads), which other
+    # jobs preempting ours do not inflate; short alternating blocks, and the
+    # median of the per-round ratios, so that a load that drifts during the
+    # run weighs on both alike.
+    for name, clock in (("wall", time.perf_counter), ("cpu", time.process_time)):
+        run_plain(3)
+        run_pollux(3)
+        a, b, ratios = [], [], []
+        for _ in range(args.rounds):
+            pa, pb = run_plain(args.steps), run_pollux(args.steps)
+            a += pa
+            b += pb
+            ratios.append(statistics.median(pb) / statistics.median(pa))
+        out[name] = {"plain_ms": 1e3 * statistics.median(a), "pollux_ms": 1e3 * statistics.median(b),
+                     "overhead_pct": 100 * (statistics.median(b) / statistics.median(a) - 1),
+                     "paired_overhead_pct": 100 * (statistics.median(ratios) - 1), "rounds": args.rounds,
+                     "steps_per_block": args.steps}
+    clock = time.perf_counter
     # The hook's arithmetic alone: one squared-norm pass over a gradient
     # of the model's size.
     from pollux.torch.parallel import _sqnorm
@@ -145,11 +155,15 @@ def worker(args):
 
     # The fitted model against measured step times, per configuration.
     configs = [(16, 0), (32, 0), (64, 0), (128, 0), (256, 0), (64, 1), (64, 3)]
-    measured = {}
-    for atomic, accum in configs:
-        agent.set_batch_config(atomic, accum)
-        times = run_pollux(args.model_steps)[3:]  # warm-up steps after a change are not profiled either
-        measured[(atomic, accum)] = statistics.median(times)
+    # Round-robin over the configurations, --cycles times, so that the
+    # machine's load weighs on all alike; the first 2 steps of each visit
+    # are not counted, as the agent does not profile them either.
+    measured = {c: [] for c in configs}
+    for _ in range(args.cycles):
+        for atomic, accum in configs:
+            agent.set_batch_config(atomic, accum)
+            measured[(atomic, accum)] += run_pollux(args.model_steps)[2:]
+    measured = {c: statistics.median(v) for c, v in measured.items()}
     # Let rank 0's adapter fit the final profile (it refits at a step's end).
     deadline = time.time() + 60
     predicted = {}
@@ -188,11 +202,12 @@ def worker(args):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--ranks", type=int, default=1)
-    p.add_argument("--steps", type=int, default=30, help="steps per block")
-    p.add_argument("--model-steps", type=int, default=20, help="steps per configuration of the model check")
+    p.add_argument("--steps", type=int, default=8, help="steps per block")
+    p.add_argument("--model-steps", type=int, default=6, help="steps per visit of a configuration (model check)")
+    p.add_argument("--cycles", type=int, default=3, help="visits of each configuration (model check)")
     p.add_argument("--width", type=int, default=2048, help="hidden width of the MLP")
-    p.add_argument("--rounds", type=int, default=6, help="alternating blocks of each")
-    p.add_argument("--batch", type=int, default=64, help="examples per rank and step")
+    p.add_argument("--rounds", type=int, default=12, help="alternating blocks of each")
+    p.add_argument("--batch", type=int, default=32, help="examples per rank and step")
     p.add_argument("--backend", choices=("gloo", "nccl"), help="default: NCCL on a GPU, else gloo")
     p.add_argument("--cprofile", type=int, default=0, metavar="STEPS",
                    help="then profile this many steps of each with cProfile (rank 0 prints)")
