@@ -293,21 +293,34 @@ def _patch_scaler(session, scaler):
     if not (hasattr(scaler, "get_scale") or isinstance(getattr(scaler, "_scale", None), torch.Tensor)):
         raise TypeError(f"scaler: a torch GradScaler or an object with get_scale(), not {type(scaler).__name__}")
     session.scaler = scaler
-    real_step = getattr(scaler, "step", None)
+    real_step, real_update = getattr(scaler, "step", None), getattr(scaler, "update", None)
     if real_step is None:
         return
+    accumulating = [False]
 
     def step(optimizer, *args, **kwargs):
         if optimizer is not session.optimizer:
             raise PolluxError("the scaler steps an optimizer that the ElasticDataParallel model does not hold: "
                               "step the optimizer given to ElasticDataParallel")
+        # A micro-step that only accumulates: no unscaling (the next
+        # backward adds scaled gradients to these), no inf check, no update.
+        accumulating[0] = 0 <= session.micro < session.accum
+        if accumulating[0]:
+            return optimizer.step(*args, **kwargs)
         session.stepped = False
         result = real_step(optimizer, *args, **kwargs)
         if not session.stepped:
             session.scaler_skipped = True  # inf/NaN found: GradScaler left the update out
         return result
 
+    def update(*args, **kwargs):
+        if accumulating[0]:
+            return None  # the scale stays for the whole step
+        return real_update(*args, **kwargs)
+
     scaler.step = step
+    if real_update is not None:
+        scaler.update = update
 
 
 def _inverse_scale_sq(scaler):
