@@ -7,8 +7,12 @@ the framework-neutral mode asks (doc/agent.md): the loader's yield begins
 a micro-step; an accumulation micro-step ends at optimizer.step() (a no-op
 then, gradients accumulate under no_sync); on the last one the DDP comm
 hook ends the computation when the last bucket is ready, and
-optimizer.step() reports the norms once the all-reduce is done, applies
-the learning-rate rule, takes the real step and ends the agent's step.
+optimizer.step() queues the step's norms to host memory, hands the agent
+the previous step's record (synchronized_late: times and norms measured on
+the device, read a step late, so nothing waits for the GPU), applies the
+learning-rate rule, takes the real step and ends the agent's step. A step
+whose optimizer.step() is left out after its backward (GradScaler's skip
+on overflow) ends when the next batch is asked for, as a skipped update.
 """
 import math
 import os
