@@ -44,7 +44,18 @@ def _sqnorm(t):
 def _dot(a, b):
     if a.is_cuda:
         return _wide_dot(a, b)
-    return _chunked(a * b, lambda rows: rows.sum(dim=1, dtype=torch.float32 if a.dtype != torch.float64 else None))
+    if a.dtype in (torch.float32, torch.float64):
+        # One dot product per chunk (a batched matrix product): no a * b
+        # temporary, a third of the time of the product and a sum.
+        n = a.numel()
+        k = n - n % _CHUNK
+        total = a.new_zeros((), dtype=torch.float64)
+        if k:
+            total = torch.bmm(a[:k].view(-1, 1, _CHUNK), b[:k].view(-1, _CHUNK, 1)).to(torch.float64).sum()
+        if k < n:
+            total = total + torch.dot(a[k:].to(torch.float64), b[k:].to(torch.float64))
+        return total
+    return _chunked(a * b, lambda rows: rows.sum(dim=1, dtype=torch.float32))
 
 
 def _hook(session, bucket):
