@@ -8,8 +8,8 @@ contrib/bench/gpu-figures/run, part "torch"):
 - overhead: plain DDP as users write it (no synchronisation in the step)
   against pollux.torch, alternating blocks in one process, same batch and
   precision: ResNet-50 (bf16, SGD, batch 64, 224x224) and a 12-layer
-  GPT-like transformer (d 768, 32 k vocabulary: 110 M parameters; bf16,
-  AdamW, batch 8 x 512 tokens);
+  GPT-like transformer (d 768, 32 k vocabulary, untied head: 134 M
+  parameters; bf16, AdamW, batch 8 x 512 tokens);
 - model: the agent fixed to ResNet-50 configurations (atomic 16 to 256,
   64 x 2 and 64 x 4 micro-steps), the measured loader-to-loader time per
   optimizer step against the agent's fitted model;
