@@ -66,6 +66,7 @@ class Session:
         self.phase = _agent.TwoStep.OFF
         self.reset_norms()
         self.kept = {}
+        self.keep_buffers = {}     # bucket index -> the buffer kept[] copies into (parallel._keep)
         self.clock = _timing.clock(env.device)
         self.norm_copy = _timing.Norms(env.device)
         self.record = None         # the step in progress
