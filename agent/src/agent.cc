@@ -30,6 +30,7 @@
 #include "pollux/spool_dir.h"
 #include "profile_table.h"
 #include "resize_signal.h"
+#include "root_message.h"
 
 namespace pollux {
 
@@ -38,6 +39,8 @@ using agent_detail::Adapter;
 using agent_detail::AgentState;
 using agent_detail::log;
 using agent_detail::ProfileTable;
+using agent_detail::RootMessage;
+using agent_detail::share_from_root;
 
 std::size_t dtype_size(DType t) noexcept {
   switch (t) {
@@ -187,13 +190,6 @@ struct Agent::Impl {
     }
   }
 
-  static std::string checkpoint_root(const AgentOptions& o, const JobEnvironment& e) {
-    if (!o.checkpoint_dir.empty()) return o.checkpoint_dir;
-    if (const char* v = std::getenv("POLLUX_CHECKPOINT_DIR"); v != nullptr && *v != '\0') return v;
-    const std::string job = e.job_id != 0 ? std::to_string(e.job_id) : "local";
-    return (e.submit_dir.empty() ? std::string(".") : e.submit_dir) + "/pollux-ckpt/" + job;
-  }
-
   long long total_batch() const { return static_cast<long long>(replicas) * atomic * (accum + 1); }
 
   void update_gain() {
@@ -268,34 +264,35 @@ struct Agent::Impl {
                                        std::chrono::duration<double>(opt.checkpoint_interval));
   }
 
-  // Rank 0's verdict travels to every rank as a string; this prefix marks a
-  // superseded run (CheckpointStore's fencing), which every rank then
-  // reports by throwing SupersededError: the training must stop.
-  static constexpr std::string_view kSuperseded = "superseded:";
-
-  void throw_if_superseded(const std::string& verdict) const {
-    if (verdict.rfind(kSuperseded, 0) == 0) throw SupersededError(verdict.substr(kSuperseded.size()));
+  // Rank 0's verdict on a store operation, for every rank (RootMessage): a
+  // superseded run (CheckpointStore's fencing) makes share_from_root()
+  // throw SupersededError on every rank: the training must stop.
+  static RootMessage refusal(RootMessage::Kind kind, const char* reason) {
+    RootMessage m;
+    m.kind = kind;
+    m.reason = reason;
+    return m;
   }
 
   // Takes a checkpoint; returns "" when it is committed, else why not (the
   // same text on every rank).
   std::string take_checkpoint() {
-    std::string dir;
+    RootMessage begun;
     if (rank == 0) {
       schedule_periodic();  // any checkpoint, taken or tried, restarts the interval
       try {
-        dir = store.begin(step);
+        begun.dir = store.begin(step);
       } catch (const SupersededError& e) {
-        dir = std::string(kSuperseded) + e.what();
+        begun = refusal(RootMessage::Kind::kSuperseded, e.what());
         log(rank, "checkpoint at step %lld refused: %s", step, e.what());
       } catch (const std::exception& e) {
-        dir = std::string("!") + e.what();  // as in restore(): "!" marks a reason
+        begun = refusal(RootMessage::Kind::kFailed, e.what());
         log(rank, "checkpoint at step %lld not taken: %s", step, e.what());
       }
     }
-    comm->broadcast(dir, 0);
-    throw_if_superseded(dir);
-    if (dir.rfind('!', 0) == 0) return "not taken: " + dir.substr(1);
+    begun = share_from_root(*comm, rank, begun);
+    if (!begun.ok()) return "not taken: " + begun.reason;
+    const std::string& dir = begun.dir;
     bool failed = false;
     try {
       if (save_fn) save_fn(CheckpointContext{dir, rank, replicas, step});
@@ -312,22 +309,21 @@ struct Agent::Impl {
       if (rank == 0) store.abort(dir);
       return "writing it failed on " + std::to_string(n) + " rank(s) (see their messages); the previous one stays";
     }
-    std::string result;
+    RootMessage committed;
     if (rank == 0) {
       try {
         const std::string final_dir = store.commit(dir);
         if (opt.verbose >= 1) log(rank, "checkpoint of step %lld committed: %s", step, final_dir.c_str());
       } catch (const SupersededError& e) {
-        result = std::string(kSuperseded) + e.what();
+        committed = refusal(RootMessage::Kind::kSuperseded, e.what());
         log(rank, "checkpoint at step %lld not committed: %s", step, e.what());
       } catch (const std::exception& e) {
-        result = e.what();
+        committed = refusal(RootMessage::Kind::kFailed, e.what());
         log(rank, "checkpoint at step %lld failed: %s", step, e.what());
       }
     }
-    comm->broadcast(result, 0);
-    throw_if_superseded(result);
-    return result;
+    committed = share_from_root(*comm, rank, committed);
+    return committed.ok() ? std::string() : committed.reason;
   }
 
   void write_state(const std::string& dir) {
@@ -405,35 +401,35 @@ struct Agent::Impl {
 
   // --- Restore --------------------------------------------------------------
   bool restore() {
-    // Rank 0 finds and reads the checkpoint; everyone gets "dir\nstate".
-    std::string payload;
+    // Rank 0 finds and reads the checkpoint; everyone gets its directory
+    // and agent state (no directory: none).
+    RootMessage found;
     if (rank == 0) {
       try {
         store.claim();  // this run owns the checkpoints from now on
-        if (const std::optional<std::string> dir = store.latest()) {
-          const FileRead f = read_file_checked(*dir + "/" + agent_detail::kAgentStateFile, kMaxStateBytes);
+        if (const std::optional<std::string> latest = store.latest()) {
+          const FileRead f = read_file_checked(*latest + "/" + agent_detail::kAgentStateFile, kMaxStateBytes);
           if (!f) throw std::runtime_error(f.error);
-          payload = *dir + "\n" + f.data;
+          found.dir = *latest;
+          found.state = f.data;
         }
       } catch (const SupersededError& e) {
-        payload = std::string(kSuperseded) + e.what();
+        found = refusal(RootMessage::Kind::kSuperseded, e.what());
       } catch (const std::exception& e) {
-        payload = std::string("!") + e.what();
+        found = refusal(RootMessage::Kind::kFailed, e.what());
       }
     }
-    comm->broadcast(payload, 0);
-    throw_if_superseded(payload);
-    if (payload.empty()) {
+    found = share_from_root(*comm, rank, found);
+    if (!found.ok()) throw std::runtime_error("restore from " + store.root() + ": " + found.reason);
+    if (found.dir.empty()) {
       if (rank == 0 && env.restart_count > 0)
         log(rank, "restart %d but no checkpoint in %s: starting from scratch", env.restart_count, store.root().c_str());
       return false;
     }
-    if (payload[0] == '!') throw std::runtime_error("restore from " + store.root() + ": " + payload.substr(1));
-    const auto nl = payload.find('\n');
-    const std::string dir = payload.substr(0, nl);
+    const std::string& dir = found.dir;
     AgentState s;
     try {
-      s = agent_detail::parse_agent_state(std::string_view(payload).substr(nl + 1));
+      s = agent_detail::parse_agent_state(found.state);
     } catch (const std::exception& e) {
       throw std::runtime_error(dir + "/" + agent_detail::kAgentStateFile + ": " + e.what());
     }
@@ -478,7 +474,9 @@ struct Agent::Impl {
 
     // Re-pick the batch size for this allocation: rank 0 decides for all.
     const BatchConfig init = initial_config(opt.limits, replicas);
-    std::string choice = std::to_string(init.atomic_batch) + " " + std::to_string(init.accum_steps);
+    RootMessage choice;
+    choice.atomic_batch = init.atomic_batch;
+    choice.accum_steps = init.accum_steps;
     if (rank == 0) {
       if (s.perf) adapter->set_perf(*s.perf);
       atomic = init.atomic_batch;
@@ -486,14 +484,15 @@ struct Agent::Impl {
       publish(true, AdaptRequest::Propose::kAlways);
       adapter->flush();
       // Without a new one (M0 is best) a proposal from before restore() may wait: it is stale.
-      if (const auto p = adapter->take_proposal(); p && is_current(p->based_on))
-        choice = std::to_string(p->atomic_batch) + " " + std::to_string(p->accum_steps);
+      if (const auto p = adapter->take_proposal(); p && is_current(p->based_on)) {
+        choice.atomic_batch = p->atomic_batch;
+        choice.accum_steps = p->accum_steps;
+      }
     }
-    comm->broadcast(choice, 0);
-    const auto sp = choice.find(' ');
+    choice = share_from_root(*comm, rank, choice);
     atomic = init.atomic_batch;
     accum = init.accum_steps;
-    apply_config(std::stoi(choice.substr(0, sp)), std::stoi(choice.substr(sp + 1)), "re-picked after restore");
+    apply_config(choice.atomic_batch, choice.accum_steps, "re-picked after restore");
     config_changed = true;
     update_gain();
     if (rank == 0 && opt.verbose >= 1)
@@ -630,6 +629,18 @@ Agent::Agent(std::unique_ptr<Communicator> comm, std::unique_ptr<StepBackend> ba
 Agent::~Agent() = default;
 
 void Agent::on_checkpoint(CheckpointFn fn) { impl_->save_fn = std::move(fn); }
+std::string checkpoint_root(const AgentOptions& o, const JobEnvironment& e) {
+  if (!o.checkpoint_dir.empty()) return o.checkpoint_dir;
+  if (const char* v = std::getenv("POLLUX_CHECKPOINT_DIR"); v != nullptr && *v != '\0') return v;
+  const std::string job = e.job_id != 0 ? std::to_string(e.job_id) : "local";
+  return (e.submit_dir.empty() ? std::string(".") : e.submit_dir) + "/pollux-ckpt/" + job;
+}
+
+bool checkpoint_waiting(const AgentOptions& options) {
+  const JobEnvironment env = JobEnvironment::from_environment();
+  return CheckpointStore(checkpoint_root(options, env), env.restart_count).latest().has_value();
+}
+
 void Agent::on_restore(CheckpointFn fn) { impl_->load_fn = std::move(fn); }
 bool Agent::restore() { return impl_->restore(); }
 

@@ -159,6 +159,13 @@ int pollux_agent_options_from_env(pollux_agent_options* o) {
   });
 }
 
+int pollux_agent_checkpoint_waiting(const pollux_agent_options* o) {
+  return c_call([&] {
+    if (o == nullptr) throw std::invalid_argument("null options");
+    return pollux::checkpoint_waiting(pollux::agent_detail::from_c(*o)) ? 1 : 0;
+  });
+}
+
 pollux_agent* pollux_agent_create(const pollux_agent_options* o, int mpi_comm_f) {
   pollux_agent* handle = nullptr;
   c_call([&] {

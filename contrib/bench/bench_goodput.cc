@@ -96,6 +96,37 @@ void PolluxRoundColdLocal(benchmark::State& s) { run_round(s, SearchKind::kLocal
 BENCHMARK(PolluxRoundLocal)->Args({16, 40})->Args({512, 1000})->Unit(benchmark::kMillisecond);
 BENCHMARK(PolluxRoundGenetic)->Args({16, 40})->Args({512, 1000})->Unit(benchmark::kMillisecond);
 BENCHMARK(PolluxRoundColdLocal)->Args({16, 40})->Args({512, 1000})->Unit(benchmark::kMillisecond);
+// A first round (local search, fresh speedup memos) on a cluster of
+// range(2) GPU types (typed_instance: per-type speedups from TypedGoodput),
+// or with range(2) == 1 the untyped round of the same size, for comparison.
+void PolluxRoundTypes(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0)), jobs = static_cast<int>(state.range(1));
+  const int types = static_cast<int>(state.range(2));
+  double fitness = 0, evaluations = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::mt19937_64 rng(20210714);
+    const testing::Instance in = types > 1 ? testing::typed_instance(rng, nodes, 4, jobs, types)
+                                           : testing::random_instance(rng, nodes, 4, jobs, 0.25, true);
+    const auto policy = make_policy("pollux", PolicyOptions{});
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(policy->optimize(in.jobs, in.nodes, in.current, 0));
+    fitness = policy->last_report().fitness;
+    evaluations = double(policy->last_report().evaluations);
+  }
+  state.counters["fitness"] = fitness;
+  state.counters["evaluations"] = evaluations;
+}
+BENCHMARK(PolluxRoundTypes)
+    ->Args({16, 40, 1})
+    ->Args({16, 40, 3})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(PolluxRoundTypes)
+    ->Args({2048, 4000, 1})
+    ->Args({2048, 4000, 3})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
 void PolluxSteadyLocal(benchmark::State& s) { run_steady(s, SearchKind::kLocal); }
 void PolluxSteadyGenetic(benchmark::State& s) { run_steady(s, SearchKind::kGenetic); }
 BENCHMARK(PolluxSteadyLocal)->Args({16, 40})->Args({512, 1000})->Unit(benchmark::kMillisecond);

@@ -63,21 +63,47 @@ PolicyOptions policy_options(const SimOptions& o) {
 
 }  // namespace
 
-// SimOptions::min_nodes, as sched/pollux passes a partition's MinNodes: a
-// job not yet profiled at that scale may still take one GPU per node.
-static void apply_min_nodes(JobInfo& info, const SimOptions& options) {
-  if (options.min_nodes <= 1) return;
-  info.min_nodes = options.min_nodes;
-  info.max_replicas = std::max(info.max_replicas, options.min_nodes);
+// The cluster's GPU types as the simulation sees them: each node's type,
+// the true speed of each type per application, and - for the type-aware
+// policy - the ratios it learns and what it is told about the nodes.
+struct Hetero {
+  std::vector<int> node_type;   // per node
+  std::vector<GpuType> types;   // empty: one type, speed 1
+  bool typed = false;           // the policy sees the types
+  std::unique_ptr<TypeRatios> ratios;
+  double speed(int node, const std::string& app) const {
+    return types.empty() ? 1.0 : types[static_cast<std::size_t>(node_type[static_cast<std::size_t>(node)])].speed_of(app);
+  }
+};
+
+// Moves job `job` to `p`: the profile slot is the placement's type (when
+// the policy sees types), its speed the slowest node's.
+static void move_job(SimJob& job, const Placement& p, const std::vector<int>& counts, const Hetero& h,
+                     double restart_delay) {
+  double speed = HUGE_VAL;
+  for (const NodeShare& s : p) speed = std::min(speed, h.speed(s.node, job.app().name()));
+  const int slot = h.typed && !p.empty() ? h.node_type[static_cast<std::size_t>(p.front().node)] : 0;
+  job.reallocate(counts, restart_delay, slot, p.empty() ? 1.0 : speed);
+}
+
+// A completed job that ran on several types tells the ratios what it saw.
+static void learn_ratios(SimJob& job, Hetero& h) {
+  if (!h.typed) return;
+  const double m = job.app().min_local_bsz();
+  for (int a = 0; a < job.model_slots(); ++a)
+    for (int b = a + 1; b < job.model_slots(); ++b) {
+      const std::optional<PerfParams> pa = job.perf_params(a), pb = job.perf_params(b);
+      if (pa && pb) h.ratios->observe(a, b, predict_grad_time(*pa, m), predict_grad_time(*pb, m));
+    }
 }
 
 // sched/pollux's arrivals round (SimOptions::arrivals_tick): the policy
 // sizes the submitted, incomplete jobs that hold no GPUs, in what the
-// others leave; as in the plugin, each counts as at least one restart
-// delay old (Pollux's restart factor is 0 at age 0).
+// others leave; pollux_job_info's age rule is the plugin's
+// (describe_elastic_job: at least restart_delay x (restarts + 1)).
 static void arrivals_round(const Workload& workload, std::vector<SimJob>& jobs, const SimOptions& options,
                            const std::vector<NodeInfo>& all_nodes, double now, std::vector<Placement>& alloc,
-                           Policy& policy, RunResult& result) {
+                           Policy& policy, RunResult& result, const Hetero& hetero) {
   std::vector<NodeInfo> nodes = all_nodes;
   std::vector<std::size_t> asked;
   std::vector<JobInfo> infos;
@@ -89,10 +115,8 @@ static void arrivals_round(const Workload& workload, std::vector<SimJob>& jobs, 
     for (const NodeShare& s : alloc[i]) nodes[static_cast<std::size_t>(s.node)].gpus -= s.gpus;
     if (jobs[i].submit_time() > now || !alloc[i].empty()) continue;
     asked.push_back(i);
-    JobInfo info = pollux_job_info(jobs[i], workload.jobs[i], i, now);
-    info.age = std::max(info.age, options.restart_delay);
-    apply_min_nodes(info, options);
-    infos.push_back(std::move(info));
+    infos.push_back(pollux_job_info(jobs[i], workload.jobs[i], i, now, 0, options.restart_delay, true,
+                                    options.min_nodes, hetero.typed ? hetero.ratios.get() : nullptr));
   }
   bool room = false;
   for (const NodeInfo& n : nodes) room = room || n.gpus > 0;
@@ -106,7 +130,7 @@ static void arrivals_round(const Workload& workload, std::vector<SimJob>& jobs, 
                              std::to_string(static_cast<long long>(now)) + " s: " + *bad);
   for (std::size_t k = 0; k < asked.size(); ++k) {
     if (next[k].empty()) continue;
-    jobs[asked[k]].reallocate(node_counts(next[k], Kind::kPollux), options.restart_delay);
+    move_job(jobs[asked[k]], next[k], node_counts(next[k], Kind::kPollux), hetero, options.restart_delay);
     alloc[asked[k]] = std::move(next[k]);
   }
 }
@@ -155,6 +179,28 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
   }
 
   check_runnable(workload, options);
+  Hetero hetero;
+  std::vector<NodeInfo> nodes(static_cast<std::size_t>(options.nodes), NodeInfo{options.gpus_per_node});
+  hetero.node_type.assign(nodes.size(), 0);
+  if (!options.gpu_types.empty()) {
+    std::size_t n = 0;
+    std::vector<double> seed;
+    for (std::size_t t = 0; t < options.gpu_types.size(); ++t) {
+      seed.push_back(options.gpu_types[t].speed);
+      for (int k = 0; k < options.gpu_types[t].nodes && n < nodes.size(); ++k) hetero.node_type[n++] = static_cast<int>(t);
+    }
+    int total = 0;
+    for (const GpuType& g : options.gpu_types) total += g.nodes;
+    if (total != options.nodes)
+      throw std::runtime_error("the GPU types have " + std::to_string(total) + " nodes; the cluster has " +
+                               std::to_string(options.nodes));
+    hetero.types = options.gpu_types;
+    hetero.typed = kind == Kind::kPollux && options.type_aware && options.gpu_types.size() > 1;
+    if (hetero.typed) {
+      hetero.ratios = std::make_unique<TypeRatios>(seed);
+      for (std::size_t k = 0; k < nodes.size(); ++k) nodes[k].type = hetero.node_type[k];
+    }
+  }
   std::map<std::string, std::unique_ptr<StepTimeCache>> caches;
   std::vector<SimJob> jobs;
   jobs.reserve(workload.jobs.size());
@@ -164,11 +210,10 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     auto& cache = caches[w.application];
     if (cache == nullptr) cache = std::make_unique<StepTimeCache>(app);
     const long long fixed = kind == Kind::kPollux ? app.spec().fixed_batch : w.batch_size;
-    jobs.emplace_back(w.name, w.submit_time, *cache, fixed);
+    jobs.emplace_back(w.name, w.submit_time, *cache, fixed, hetero.typed ? static_cast<int>(hetero.types.size()) : 1);
     last_submit = std::max(last_submit, w.submit_time);
   }
 
-  const std::vector<NodeInfo> nodes(static_cast<std::size_t>(options.nodes), NodeInfo{options.gpus_per_node});
   std::vector<Placement> alloc(jobs.size());
   RunResult result;
   result.workload = workload.name;
@@ -186,13 +231,16 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       if (shared[i] && !jobs[i].complete()) result.interfering_gpu_seconds += placement_gpus(alloc[i]) * tick;
       const bool was = jobs[i].complete();
       jobs[i].step(tick, shared[i] ? options.interference : 0.0);
-      completed += !was && jobs[i].complete();
+      if (!was && jobs[i].complete()) {
+        ++completed;
+        learn_ratios(jobs[i], hetero);
+      }
     }
     now += tick;
     if (now + 1e-6 < next_full + options.interval) {  // between full rounds: arrivals only
       bool arrived = completed > 0;
       for (const SimJob& j : jobs) arrived = arrived || (j.submit_time() > now - tick && j.submit_time() <= now);
-      if (arrived) arrivals_round(workload, jobs, options, nodes, now, alloc, policy, result);
+      if (arrived) arrivals_round(workload, jobs, options, nodes, now, alloc, policy, result, hetero);
       incomplete = 0;
       for (const SimJob& j : jobs) incomplete += !j.complete();
       continue;
@@ -213,8 +261,8 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       current.push_back(alloc[i]);
       switch (kind) {
         case Kind::kPollux:
-          infos.push_back(pollux_job_info(jobs[i], w, i, now));
-          apply_min_nodes(infos.back(), options);
+          infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.restart_delay, false,
+                                          options.min_nodes, hetero.typed ? hetero.ratios.get() : nullptr));
           break;
         case Kind::kTiresias: infos.push_back(tiresias_job_info(jobs[i], w, i, now)); break;
         case Kind::kOptimus:
@@ -236,7 +284,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       std::vector<Placement> updated(jobs.size());
       for (std::size_t k = 0; k < active.size(); ++k) {
         const std::size_t i = active[k];
-        if (!(next[k] == alloc[i])) jobs[i].reallocate(node_counts(next[k], kind), options.restart_delay);
+        if (!(next[k] == alloc[i])) move_job(jobs[i], next[k], node_counts(next[k], kind), hetero, options.restart_delay);
         updated[i] = std::move(next[k]);
       }
       alloc.swap(updated);

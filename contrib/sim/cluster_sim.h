@@ -11,6 +11,7 @@
 #ifndef POLLUX_SIM_CLUSTER_SIM_H
 #define POLLUX_SIM_CLUSTER_SIM_H
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,22 @@
 #include "workload.h"
 
 namespace pollux::sim {
+
+/// One GPU type of a heterogeneous cluster (SimOptions::gpu_types).
+struct GpuType {
+  std::string name;
+  int nodes = 0;
+  /// What the scheduler is told (TypeRatios' seed): its compute speed
+  /// relative to the traces' GPUs (T_grad there / T_grad on this type).
+  double speed = 1.0;
+  /// The true compute speed per application (default: `speed`); the
+  /// simulated jobs run at it.
+  std::map<std::string, double> app_speed;
+  double speed_of(const std::string& app) const {
+    auto it = app_speed.find(app);
+    return it != app_speed.end() ? it->second : speed;
+  }
+};
 
 struct SimOptions {
   std::string policy = "pollux";  ///< pollux, tiresias or optimus
@@ -38,6 +55,13 @@ struct SimOptions {
   /// Pollux: every job spans at least this many nodes when it runs (as a
   /// Slurm partition's MinNodes does through JobInfo::min_nodes; 0: any).
   int min_nodes = 0;
+  /// Several GPU types: nodes of gpu_types[0] first, then [1]...; their
+  /// sum must equal `nodes`. Empty: one type, the traces' own.
+  std::vector<GpuType> gpu_types;
+  /// Pollux with several types: the type-aware policy (per-type models,
+  /// one type per job); false: today's type-agnostic Pollux (one model per
+  /// job, placements over any GPUs, a mixed one paced by its slowest).
+  bool type_aware = true;
   /// Give up (std::runtime_error) when jobs are still running this long
   /// after the last submission.
   double max_runtime_after_last_submit = 365 * 86400.0;

@@ -25,6 +25,7 @@ class CsvTable {
 
   const std::string& path() const noexcept { return path_; }
   const std::vector<Row>& rows() const noexcept { return rows_; }
+  const std::vector<std::string>& header() const noexcept { return header_; }
   /// Index of a column named in the header; InputError if absent.
   int column(std::string_view name) const;
 

@@ -1,6 +1,8 @@
 // Job descriptions for the policies (see job_info.h).
 #include "job_info.h"
 
+#include "pollux/job_description.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -25,13 +27,31 @@ int capped(const Application& app, int replicas) {
 
 }  // namespace
 
-JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now) {
-  JobInfo info = common_info(job, w, id, now);
+JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now, int held,
+                        double restart_delay, bool arrivals_round, int min_nodes, const TypeRatios* ratios) {
   const Application& app = job.app();
-  info.speedup = job.speedup_fn();
-  const int by_batch = static_cast<int>(app.max_batch() / app.min_local_bsz());
-  info.max_replicas = capped(app, std::min({std::max(2 * job.max_profiled_replicas(), 1), kMaxJobReplicas, by_batch}));
-  return info;
+  ElasticJobState s;
+  s.id = id;
+  s.submit_time = job.submit_time();
+  s.now = now;
+  s.restarts = job.restarts();
+  s.attained_service = job.attained_service();
+  if (ratios != nullptr)
+    s.speedup_by_type = job.typed_speedups(*ratios);
+  else
+    s.speedup = job.speedup_fn();
+  s.max_profiled_replicas = job.max_profiled_replicas();
+  s.held_gpus = held;
+  s.max_gpus_by_batch = std::max(1, static_cast<int>(app.max_batch() / app.min_local_bsz()));
+  s.max_gpus = capped(app, kMaxJobReplicas);
+  s.requested_gpus = w.num_replicas;
+  // A Slurm partition's MinNodes: a job not yet profiled at that scale may
+  // still take one GPU per node.
+  if (min_nodes > 1) {
+    s.min_nodes = min_nodes;
+    s.min_gpus = min_nodes;
+  }
+  return describe_elastic_job(s, restart_delay, arrivals_round);
 }
 
 JobInfo tiresias_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now) {

@@ -9,6 +9,7 @@
 
 #include "application.h"
 #include "pollux/policy.h"
+#include "pollux/typed_goodput.h"
 #include "sim_job.h"
 #include "workload.h"
 
@@ -17,10 +18,16 @@ namespace pollux::sim {
 /// Largest replica count the simulator lets a job ask for (the artifact's 64).
 inline constexpr int kMaxJobReplicas = 64;
 
-/// Pollux: the goodput speedup (linear before the first profile), min 0,
-/// max min(max(2 x most replicas profiled, 1), 64, M_max / m_min) replicas
-/// (an application's own cap, ncf's 1, wins), age, restarts, service.
-JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now);
+/// Pollux: what sched/pollux tells the policy, by the same rule
+/// (pollux/job_description.h): the goodput speedup (linear before the
+/// first profile; per GPU type when `ratios` is given), the job's size
+/// range 0..min(64, an application's own cap such as ncf's 1) or
+/// min_nodes.. when min_nodes > 1, M_max / m_min, `held` GPUs, age,
+/// restarts, service; in an arrivals round at least restart_delay x
+/// (restarts + 1) old.
+JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now, int held,
+                        double restart_delay, bool arrivals_round, int min_nodes,
+                        const TypeRatios* ratios = nullptr);
 
 /// Tiresias: the user's GPU count (requested_gpus = max_replicas), no model.
 JobInfo tiresias_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now);

@@ -20,6 +20,7 @@
 #include "application.h"
 #include "cluster_sim.h"
 #include "config.h"
+#include "gpu_types.h"
 #include "input_error.h"
 #include "plot.h"
 #include "report.h"
@@ -40,6 +41,8 @@ struct Args {
   std::string search = "local";
   bool uniform_gpus = false;
   bool no_avoidance = false;
+  std::string gpu_types;
+  bool type_agnostic = false;
   std::string json;
   std::string plot;
   bool verbose = false;
@@ -171,6 +174,12 @@ int run_main(int argc, char** argv) {
                  "pollux: every job spans at least this many nodes when it runs (a Slurm partition's MinNodes)")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
+  app.add_option("--gpu-types", a.gpu_types,
+                 "a cluster of several GPU types: a CSV of type,nodes,speed[,APPLICATION...] rows (the nodes add up "
+                 "to the cluster; e.g. contrib/sim/clusters/t4-v100-a100.csv)");
+  app.add_flag("--type-agnostic", a.type_agnostic,
+               "pollux with --gpu-types: today's policy, blind to the types (one model per job, any GPUs; a job on "
+               "several types runs at the slowest one's speed)");
   app.add_option("--restart-delay", a.restart_delay, "seconds a re-allocation stalls a job")
       ->check(CLI::Range(0, 86400))
       ->capture_default_str();
@@ -194,6 +203,13 @@ int run_main(int argc, char** argv) {
   a.sim.policy_options.uniform_gpus_per_node = a.uniform_gpus;
   a.sim.policy_options.interference_avoidance = !a.no_avoidance;
   a.sim.record_timeline = !a.plot.empty();
+  a.sim.type_aware = !a.type_agnostic;
+  if (!a.gpu_types.empty()) {
+    a.sim.gpu_types = read_gpu_types(a.gpu_types);
+    a.sim.nodes = 0;
+    for (const GpuType& g : a.sim.gpu_types) a.sim.nodes += g.nodes;
+    if (a.sim.nodes > 1024) throw InputError(a.gpu_types, 0, "the GPU types have more than 1024 nodes in all");
+  }
 
   const std::string app_dir = application_dir(a.traces.empty() ? default_traces_root() : a.traces);
   const std::string root = traces_root(app_dir);

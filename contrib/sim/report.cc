@@ -58,6 +58,15 @@ void print_table(std::ostream& out, const SimOptions& o, const std::vector<RunRe
                 o.policy.c_str(), o.nodes, o.gpus_per_node, o.interval, o.interference,
                 o.policy_options.fairness_p);
   out << line;
+  if (!o.gpu_types.empty()) {
+    out << "GPU types:";
+    for (const GpuType& g : o.gpu_types) {
+      std::snprintf(line, sizeof line, "%s %s %d nodes (speed %g)", &g == &o.gpu_types.front() ? "" : ",",
+                    g.name.c_str(), g.nodes, g.speed);
+      out << line;
+    }
+    out << (o.policy != "pollux" ? "\n" : o.type_aware ? "; type-aware\n" : "; type-agnostic\n");
+  }
   std::snprintf(line, sizeof line, "%-20s %5s %12s %12s %13s %10s %13s\n", "workload", "jobs", "avg JCT (s)",
                 "p99 JCT (s)", "makespan (s)", "GPU-hours", "restarts/job");
   out << line;

@@ -16,8 +16,9 @@ bool same(const GradStats& a, const GradStats& b) { return a.sqr == b.sqr && a.v
 
 }  // namespace
 
-SimJob::SimJob(std::string name, double submit_time, StepTimeCache& steps, long long fixed_batch)
-    : name_(std::move(name)), submit_time_(submit_time), steps_(&steps), fixed_batch_(fixed_batch) {}
+SimJob::SimJob(std::string name, double submit_time, StepTimeCache& steps, long long fixed_batch, int model_slots)
+    : name_(std::move(name)), submit_time_(submit_time), steps_(&steps), fixed_batch_(fixed_batch),
+      slots_(static_cast<std::size_t>(std::max(model_slots, 1))) {}
 
 int SimJob::gpus() const noexcept { return std::accumulate(placement_.begin(), placement_.end(), 0); }
 
@@ -40,7 +41,8 @@ void SimJob::step(double seconds, double interference) {
   seconds -= delay;
   while (seconds > 0 && !complete()) {
     const double batch = static_cast<double>(replicas) * atomic_bsz_ * (accum_steps_ + 1);
-    const StepTimes& t = steps_->get(placement_, atomic_bsz_);
+    StepTimes t = steps_->get(placement_, atomic_bsz_);
+    t.step = t.sync + (t.step - t.sync) / speed_;
     const GradStats g = a.grad_stats(batch, epoch_);
     const double gain = adascale_gain(g, batch, a.init_batch());
     grad_ = g;
@@ -68,7 +70,9 @@ void SimJob::step(double seconds, double interference) {
   current_time_ += seconds;
 }
 
-void SimJob::reallocate(const std::vector<int>& placement, double restart_delay) {
+void SimJob::reallocate(const std::vector<int>& placement, double restart_delay, int slot, double speed) {
+  slot_ = std::clamp(slot, 0, model_slots() - 1);
+  speed_ = speed > 0 ? speed : 1.0;
   placement_.clear();
   for (int c : placement)
     if (c > 0) placement_.push_back(c);
@@ -88,7 +92,7 @@ void SimJob::update_local_bsz() {
   double batch = static_cast<double>(fixed_batch_);
   if (batch <= 0 && !perf_params()) batch = std::max(a.init_batch(), double(a.min_local_bsz()) * replicas);
   if (batch <= 0) {
-    const BatchConfig c = GoodputModel(*perf_, *grad_, a.init_batch()).optimize(nodes, replicas, a.limits());
+    const BatchConfig c = GoodputModel(*perf_params(), *grad_, a.init_batch()).optimize(nodes, replicas, a.limits());
     if (c.goodput > 0) {
       atomic_bsz_ = c.atomic_batch;
       accum_steps_ = c.accum_steps;
@@ -105,26 +109,41 @@ void SimJob::update_local_bsz() {
 }
 
 void SimJob::add_profile(int nodes, int replicas, int atomic, const StepTimes& t) {
-  if (!profile_keys_.emplace(std::make_tuple(nodes, replicas, atomic), true).second) return;
-  profile_.push_back(ProfileSample{nodes, replicas, double(atomic), t.step - t.sync, t.step});
+  Slot& s = slots_[static_cast<std::size_t>(slot_)];
+  if (!s.keys.emplace(std::make_tuple(nodes, replicas, atomic), true).second) return;
+  s.profile.push_back(ProfileSample{nodes, replicas, double(atomic), t.step - t.sync, t.step});
   max_profiled_replicas_ = std::max(max_profiled_replicas_, replicas);
-  perf_stale_ = true;
+  s.stale = true;
 }
 
-const std::optional<PerfParams>& SimJob::perf_params() {
-  if (perf_stale_) {
-    perf_ = fit_perf_params(profile_).params;
+const std::optional<PerfParams>& SimJob::perf_params(int slot) {
+  Slot& s = slots_[static_cast<std::size_t>(slot)];
+  if (s.stale) {
+    s.perf = fit_perf_params(s.profile).params;
     ++fits_;
-    perf_stale_ = false;
+    s.stale = false;
   }
-  return perf_;
+  return s.perf;
+}
+
+std::vector<SpeedupFn> SimJob::typed_speedups(const TypeRatios& ratios) {
+  std::vector<std::optional<PerfParams>> fitted;
+  std::vector<int> samples;
+  for (int t = 0; t < model_slots(); ++t) {
+    fitted.push_back(perf_params(t));
+    samples.push_back(static_cast<int>(slots_[static_cast<std::size_t>(t)].profile.size()));
+  }
+  const Application& a = app();
+  const GradStats g = grad_ ? *grad_ : GradStats{0.0, 1.0};
+  return TypedGoodput(fitted, g, a.limits(), ratios, samples).speedups();
 }
 
 SpeedupFn SimJob::speedup_fn() {
-  if (!perf_params() || !grad_) return {};
-  if (speedup_ == nullptr || !same(speedup_perf_, *perf_) || !same(speedup_grad_, *grad_)) {
-    speedup_ = std::make_shared<SpeedupFunction>(GoodputModel(*perf_, *grad_, app().init_batch()), app().limits());
-    speedup_perf_ = *perf_;
+  const std::optional<PerfParams>& perf = perf_params();
+  if (!perf || !grad_) return {};
+  if (speedup_ == nullptr || !same(speedup_perf_, *perf) || !same(speedup_grad_, *grad_)) {
+    speedup_ = std::make_shared<SpeedupFunction>(GoodputModel(*perf, *grad_, app().init_batch()), app().limits());
+    speedup_perf_ = *perf;
     speedup_grad_ = *grad_;
   }
   std::shared_ptr<SpeedupFunction> f = speedup_;

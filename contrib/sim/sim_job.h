@@ -17,6 +17,12 @@
 //   epoch boundary and the end of each interval) and every re-allocation
 //   the job re-picks (m, s): GoodputModel::optimize for adaptive jobs, the
 //   fixed batch split into micro-batches of at most m_max otherwise.
+// - GPU types (SimOptions::gpu_types): the traces' step times are scaled
+//   per placement: T_grad = step - sync divided by the placement's compute
+//   speed (the slowest of its nodes' types: data-parallel replicas wait
+//   for the slowest at every all-reduce), sync unchanged. With `model
+//   slots` > 1 (the type-aware policy) the agent keeps one profile and one
+//   throughput fit per GPU type, as sched/pollux's hint would.
 #ifndef POLLUX_SIM_SIM_JOB_H
 #define POLLUX_SIM_SIM_JOB_H
 
@@ -32,6 +38,7 @@
 #include "pollux/policy.h"
 #include "pollux/speedup.h"
 #include "pollux/throughput.h"
+#include "pollux/typed_goodput.h"
 
 namespace pollux::sim {
 
@@ -39,14 +46,17 @@ class SimJob {
  public:
   /// `fixed_batch` > 0: the job trains at that total batch (baselines; ncf
   /// under Pollux); 0: the agent adapts the batch to the allocation.
-  SimJob(std::string name, double submit_time, StepTimeCache& steps, long long fixed_batch);
+  SimJob(std::string name, double submit_time, StepTimeCache& steps, long long fixed_batch, int model_slots = 1);
 
   /// Advances the job by `seconds` of wall time (whole seconds; the job's
   /// own clock must equal the cluster's). `interference` in [0, 1).
   void step(double seconds, double interference);
   /// Moves the job to `placement` (per-node GPU counts in node order; all
   /// zero or empty = preempted) and starts the restart delay.
-  void reallocate(const std::vector<int>& placement, double restart_delay);
+  /// `slot` is the GPU type whose profile the new placement feeds (0 when
+  /// the job keeps one model), `speed` its compute speed relative to the
+  /// traces' GPUs.
+  void reallocate(const std::vector<int>& placement, double restart_delay, int slot = 0, double speed = 1.0);
 
   const std::string& name() const noexcept { return name_; }
   const Application& app() const noexcept { return steps_->app(); }
@@ -68,9 +78,14 @@ class SimJob {
   /// Refits done so far (for statistics).
   long long fits() const noexcept { return fits_; }
 
-  /// The fitted throughput model, refitting if a sample arrived since the
-  /// last fit; nullopt before the first sample.
-  const std::optional<PerfParams>& perf_params();
+  /// The fitted throughput model of the current slot, refitting if a
+  /// sample arrived since the last fit; nullopt before its first sample.
+  const std::optional<PerfParams>& perf_params() { return perf_params(slot_); }
+  const std::optional<PerfParams>& perf_params(int slot);
+  int model_slots() const noexcept { return static_cast<int>(slots_.size()); }
+  /// One speedup per GPU type (TypedGoodput): fitted where the job has
+  /// run, estimated from `ratios` elsewhere.
+  std::vector<SpeedupFn> typed_speedups(const TypeRatios& ratios);
   /// The goodput speedup function of the current model (cached until the
   /// model or the gradient statistics change); empty before the first sample.
   SpeedupFn speedup_fn();
@@ -95,11 +110,16 @@ class SimJob {
   int restarts_ = -1;  // -1: never started
   std::optional<double> completion_time_;
 
-  std::map<std::tuple<int, int, int>, bool> profile_keys_;
-  std::vector<ProfileSample> profile_;  // in the order seen
+  struct Slot {  // the profile and fit of one GPU type
+    std::map<std::tuple<int, int, int>, bool> keys;
+    std::vector<ProfileSample> profile;  // in the order seen
+    bool stale = false;
+    std::optional<PerfParams> perf;
+  };
+  std::vector<Slot> slots_;
+  int slot_ = 0;
+  double speed_ = 1.0;
   int max_profiled_replicas_ = 0;
-  bool perf_stale_ = false;
-  std::optional<PerfParams> perf_;
   std::optional<GradStats> grad_;
   long long fits_ = 0;
 

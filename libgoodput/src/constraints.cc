@@ -12,8 +12,9 @@ std::string job_name(const std::vector<JobInfo>& jobs, std::size_t i) {
 }
 
 // The per-job rules; empty when the placement is fine.
-std::string check_job(const std::vector<JobInfo>& jobs, std::size_t i, const Placement& p, int num_nodes,
-                      const PolicyOptions& options) {
+std::string check_job(const std::vector<JobInfo>& jobs, std::size_t i, const Placement& p,
+                      const std::vector<NodeInfo>& nodes, const PolicyOptions& options) {
+  const int num_nodes = static_cast<int>(nodes.size());
   const std::string name = job_name(jobs, i);
   for (std::size_t k = 0; k < p.size(); ++k) {
     const NodeShare& s = p[k];
@@ -43,6 +44,16 @@ std::string check_job(const std::vector<JobInfo>& jobs, std::size_t i, const Pla
   if (static_cast<int>(p.size()) > options.max_nodes_per_job)
     return name + ": uses " + std::to_string(p.size()) + " nodes, more than max_nodes_per_job " +
            std::to_string(options.max_nodes_per_job);
+  // A job with per-type speedups runs on one GPU type it has a speedup for.
+  if (!job.speedup_by_type.empty() && !p.empty()) {
+    const int t = nodes[static_cast<std::size_t>(p.front().node)].type;
+    for (const NodeShare& s : p)
+      if (nodes[static_cast<std::size_t>(s.node)].type != t)
+        return name + ": spans GPU types " + std::to_string(t) + " and " +
+               std::to_string(nodes[static_cast<std::size_t>(s.node)].type) + " (one type per job)";
+    if (t >= static_cast<int>(job.speedup_by_type.size()) || !job.speedup_by_type[static_cast<std::size_t>(t)])
+      return name + ": placed on GPU type " + std::to_string(t) + ", for which it has no speedup";
+  }
   if (options.uniform_gpus_per_node)
     for (const NodeShare& s : p)
       if (s.gpus != p.front().gpus)
@@ -62,7 +73,7 @@ std::optional<std::string> check_allocation(const std::vector<JobInfo>& jobs,
     return "allocation has " + std::to_string(alloc.size()) + " entries for " + std::to_string(jobs.size()) + " jobs";
   const int num_nodes = static_cast<int>(nodes.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    std::string err = check_job(jobs, i, alloc[i], num_nodes, options);
+    std::string err = check_job(jobs, i, alloc[i], nodes, options);
     if (!err.empty()) return err;
   }
   std::vector<int> used(nodes.size(), 0);

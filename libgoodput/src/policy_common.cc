@@ -33,8 +33,10 @@ void validate_round(const char* policy, const std::vector<JobInfo>& jobs,
   if (current.size() != jobs.size())
     fail(policy, "current allocation has " + std::to_string(current.size()) + " entries for " +
                      std::to_string(jobs.size()) + " jobs");
-  for (std::size_t n = 0; n < nodes.size(); ++n)
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
     if (nodes[n].gpus < 0) fail(policy, "node " + std::to_string(n) + " has a negative GPU count");
+    if (nodes[n].type < 0) fail(policy, "node " + std::to_string(n) + " has a negative GPU type");
+  }
   std::unordered_set<std::uint64_t> ids;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const JobInfo& j = jobs[i];

@@ -77,7 +77,7 @@ class LocalSearch {
     bool pinned = false;
     for (int j = 0; j < jobs; ++j) {
       const Placement& cur = pb_.current(j);
-      if (!cur.empty() && pb_.term(j, static_cast<int>(cur.size()), placement_gpus(cur), true) <= pb_.idle_term() &&
+      if (!cur.empty() && pb_.term(j, static_cast<int>(cur.size()), placement_gpus(cur), true, pb_.type_of(cur)) <= pb_.idle_term() &&
           from_pinned.fits(j, cur)) {
         ++evals_;
         from_pinned.assign(j, cur);
@@ -383,6 +383,11 @@ class LocalSearch {
     return normalize_placement(std::move(p));
   }
 
+  // The GPU type j runs on in `s` (-1: none yet, its best type).
+  int type_at(const ClusterState& s, int j) const {
+    return s.placement(j).empty() ? -1 : pb_.type_of(s.placement(j));
+  }
+
   // Marginal value of one more GPU (per GPU) and of one fewer, ignoring
   // capacity; used only to pick promising transfers.
   double marginal_gain(const ClusterState& s, int j) {
@@ -391,13 +396,13 @@ class LocalSearch {
     if (g > pb_.max_gpus(j)) return 0.0;
     const int nodes = std::max(n, (g + pb_.max_capacity() - 1) / std::max(pb_.max_capacity(), 1));
     ++evals_;
-    return (pb_.term(j, std::min(nodes, g), g, true) - s.term(j)) / double(g - r);
+    return (pb_.term(j, std::min(nodes, g), g, true, type_at(s, j)) - s.term(j)) / double(g - r);
   }
   double marginal_loss(const ClusterState& s, int j) {
     const int r = s.gpus(j), n = static_cast<int>(s.placement(j).size());
     ++evals_;
     if (r - 1 < pb_.min_gpus(j)) return (s.term(j) - pb_.term(j, 0, 0, true)) / double(r);
-    return s.term(j) - pb_.term(j, std::min(n, r - 1), r - 1, true);
+    return s.term(j) - pb_.term(j, std::min(n, r - 1), r - 1, true, type_at(s, j));
   }
 
   bool transfer_pass(ClusterState& s, const std::vector<int>& jobs) {
@@ -462,7 +467,7 @@ class LocalSearch {
       if (!cur.empty() && !(s.placement(j) == cur) && eval(j, cur) > s.term(j) + tolerance(s.term(j)))
         improved |= force_place(s, j, cur);
       const Placement p = s.placement(j);
-      if (p.size() > 1 && pb_.term(j, 1, s.gpus(j), true) > s.term(j) + tolerance(s.term(j))) {
+      if (p.size() > 1 && pb_.term(j, 1, s.gpus(j), true, type_at(s, j)) > s.term(j) + tolerance(s.term(j))) {
         ++evals_;
         const NodeShare big = *std::max_element(p.begin(), p.end(), [](const NodeShare& a, const NodeShare& b) {
           return a.gpus != b.gpus ? a.gpus < b.gpus : a.node > b.node;

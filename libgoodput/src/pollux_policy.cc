@@ -31,6 +31,10 @@ class PolluxPolicy final : public Policy {
       found = local_search(pb, budget, rng_);
     }
     found.alloc.resize(pb.num_jobs());
+    // One GPU type per job: the local search never mixes types; the GA's
+    // mutations may, and such a placement is worth nothing anyway.
+    for (Placement& p : found.alloc)
+      if (pb.type_of(p) < 0) p.clear();
     const double fitness = pb.fitness(found.alloc);
     std::vector<Placement> out(jobs.size());
     for (int j = 0; j < pb.num_jobs(); ++j) out[pb.caller_index(j)] = std::move(found.alloc[j]);

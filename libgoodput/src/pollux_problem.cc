@@ -21,6 +21,8 @@ PolluxProblem::PolluxProblem(const std::vector<JobInfo>& jobs, const std::vector
     : options_(options) {
   for (const NodeInfo& n : nodes) {
     capacity_.push_back(n.gpus);
+    type_.push_back(std::max(n.type, 0));
+    num_types_ = std::max(num_types_, type_.back() + 1);
     max_capacity_ = std::max(max_capacity_, n.gpus);
     total_gpus_ += n.gpus;
   }
@@ -50,12 +52,24 @@ PolluxProblem::PolluxProblem(const std::vector<JobInfo>& jobs, const std::vector
     if (j.max_gpus < j.min_gpus) j.max_gpus = 0;
     j.max_nodes = std::min({options.max_nodes_per_job, num_nodes(), j.max_gpus});
     if (in.max_nodes > 0) j.max_nodes = std::min(j.max_nodes, in.max_nodes);
-    if (!in.allowed_nodes.empty()) {
-      j.allowed.assign(in.allowed_nodes.begin(), in.allowed_nodes.end());
-      int usable = 0;
-      for (char a : j.allowed) usable += a != 0;
-      j.max_nodes = std::min(j.max_nodes, usable);
+    // The types it may use: every one when untyped, else those it has a
+    // speedup for.
+    j.types.resize(num_types_);
+    for (int t = 0; t < num_types_; ++t) {
+      Job::Type& ty = j.types[t];
+      const SpeedupFn* fn = &in.speedup;
+      if (!in.speedup_by_type.empty()) {
+        fn = t < static_cast<int>(in.speedup_by_type.size()) ? &in.speedup_by_type[t] : nullptr;
+        ty.usable = fn != nullptr && static_cast<bool>(*fn);
+      }
+      ty.fn = fn != nullptr && *fn ? fn : nullptr;
     }
+    int usable = 0;
+    for (std::size_t n = 0; n < nodes.size(); ++n)
+      usable += (in.allowed_nodes.empty() || (n < in.allowed_nodes.size() && in.allowed_nodes[n])) &&
+                j.types[type_[n]].usable;
+    if (!in.allowed_nodes.empty()) j.allowed.assign(in.allowed_nodes.begin(), in.allowed_nodes.end());
+    if (!in.allowed_nodes.empty() || !in.speedup_by_type.empty()) j.max_nodes = std::min(j.max_nodes, usable);
     // At least one GPU on each of its fewest nodes; never runs when it may
     // not span that many.
     j.min_nodes = std::max(in.min_nodes, 1);
@@ -64,33 +78,56 @@ PolluxProblem::PolluxProblem(const std::vector<JobInfo>& jobs, const std::vector
     const double d = options.restart_delay;
     j.penalty = in.age + d > 0 ? std::max(in.age - in.restarts * d, 0.0) / (in.age + d) : 1.0;
     j.current = normalize_placement(current[i]);
-    double base = 1.0;
-    if (in.speedup) {
-      j.fn = &in.speedup;
-      base = 0.0;
+    // Normalised by the fair-share speedup on its best type.
+    for (int t = num_types_ - 1; t >= 0; --t)
+      if (j.types[t].usable) j.best_type = t;
+    double base = 0.0;
+    bool linear = true;
+    for (int t = 0; t < num_types_; ++t) {
+      Job::Type& ty = j.types[t];
+      if (!ty.usable || ty.fn == nullptr) continue;
+      linear = false;
       // Fall back to smaller shares when the fair share has no valid
       // configuration (e.g. fair replicas x m_min > M_max).
-      for (long r = fair_gpus; r >= 1 && base <= 0.0; --r)
-        base = sane(in.speedup(static_cast<int>(std::min(fair_nodes, r)), static_cast<int>(r)));
-      if (base <= 0.0) base = 1.0;
-      j.memo.resize(j.max_nodes + 1);
-    } else {
+      double b = 0.0;
+      for (long r = fair_gpus; r >= 1 && b <= 0.0; --r)
+        b = sane((*ty.fn)(static_cast<int>(std::min(fair_nodes, r)), static_cast<int>(r)));
+      if (b > base) {
+        base = b;
+        j.best_type = t;
+      }
+      ty.memo.resize(j.max_nodes + 1);
+    }
+    if (linear) {
+      base = 1.0;
       j.linear_base = double(fair_gpus);
+    } else if (base <= 0.0) {
+      base = 1.0;
     }
     j.scale = share_scale / base;
     jobs_.push_back(std::move(j));
   }
 }
 
-double PolluxProblem::speedup(int j, int nodes, int gpus) const {
+int PolluxProblem::type_of(const Placement& p) const noexcept {
+  if (p.empty()) return 0;
+  const int t = type_[static_cast<std::size_t>(p.front().node)];
+  for (const NodeShare& s : p)
+    if (type_[static_cast<std::size_t>(s.node)] != t) return -1;
+  return t;
+}
+
+double PolluxProblem::speedup(int j, int nodes, int gpus, int type) const {
   if (nodes <= 0 || gpus <= 0) return 0.0;
   const Job& job = jobs_[j];
-  if (job.fn == nullptr) return gpus / job.linear_base;
-  if (nodes > job.max_nodes || gpus > job.max_gpus) return sane((*job.fn)(nodes, gpus));
-  std::vector<double>& row = job.memo[nodes];
+  const Job::Type& ty = job.types[type < 0 ? job.best_type : type];
+  if (!ty.usable) return 0.0;
+  if (ty.fn == nullptr) return gpus / job.linear_base;
+  if (nodes > job.max_nodes || gpus > job.max_gpus) return sane((*ty.fn)(nodes, gpus));
+  std::vector<double>& row = ty.memo[nodes];
   if (row.empty()) row.assign(job.max_gpus + 1, -1.0);
   double& slot = row[gpus];
-  if (slot < 0) slot = sane((*job.fn)(nodes, gpus));
+  if (slot < 0) slot = sane((*ty.fn)(nodes, gpus));
   return slot;
 }
 
@@ -103,15 +140,17 @@ double PolluxProblem::utility_of(double x) const {
   return p < 0 ? -std::pow(y, p) : std::pow(y, p);
 }
 
-double PolluxProblem::term(int j, int nodes, int gpus, bool changed) const {
+double PolluxProblem::term(int j, int nodes, int gpus, bool changed, int type) const {
   const Job& job = jobs_[j];
   double x = 0.0;
-  if (gpus > 0) x = job.scale * speedup(j, nodes, gpus) * (changed ? job.penalty : 1.0);
+  if (gpus > 0) x = job.scale * speedup(j, nodes, gpus, type) * (changed ? job.penalty : 1.0);
   return utility_of(x);
 }
 
 double PolluxProblem::term(int j, const Placement& p) const {
-  return term(j, static_cast<int>(p.size()), placement_gpus(p), !(p == jobs_[j].current));
+  const int t = type_of(p);
+  if (t < 0) return utility_of(0.0);  // over two types: never chosen
+  return term(j, static_cast<int>(p.size()), placement_gpus(p), !(p == jobs_[j].current), t);
 }
 
 double PolluxProblem::fitness_from_sum(double sum) const {
@@ -133,7 +172,8 @@ double PolluxProblem::utility(const std::vector<Placement>& alloc) const {
   double speedups = 0.0;
   for (int j = 0; j < num_jobs(); ++j) {
     for (const NodeShare& s : alloc[j]) active[s.node] = 1;
-    speedups += speedup(j, static_cast<int>(alloc[j].size()), placement_gpus(alloc[j]));
+    const int t = type_of(alloc[j]);
+    if (t >= 0) speedups += speedup(j, static_cast<int>(alloc[j].size()), placement_gpus(alloc[j]), t);
   }
   long gpus = 0;
   for (std::size_t n = 0; n < active.size(); ++n) gpus += active[n] ? capacity_[n] : 0;

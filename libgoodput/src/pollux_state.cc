@@ -52,11 +52,17 @@ ClusterState::ClusterState(const PolluxProblem& pb)
     term_[j] = pb.term(j, Placement{});
     sum_ += term_[j];
   }
-  all_.init(pb.num_nodes(), pb.max_capacity());
-  open_.init(pb.num_nodes(), pb.max_capacity());
+  all_.resize(static_cast<std::size_t>(pb.num_types()));
+  open_.resize(static_cast<std::size_t>(pb.num_types()));
+  for (int t = 0; t < pb.num_types(); ++t) {
+    all_[t].init(pb.num_nodes(), pb.max_capacity());
+    open_[t].init(pb.num_nodes(), pb.max_capacity());
+  }
+  type_free_.assign(static_cast<std::size_t>(pb.num_types()), 0);
   for (int n = 0; n < pb.num_nodes(); ++n) {
-    all_.put(n, pb.capacity(n));
-    open_.put(n, pb.capacity(n));
+    type_free_[static_cast<std::size_t>(pb.type(n))] += pb.capacity(n);
+    all_of(n).put(n, pb.capacity(n));
+    open_of(n).put(n, pb.capacity(n));
   }
 }
 
@@ -77,6 +83,7 @@ bool ClusterState::fits(int j, const Placement& p) const {
       static_cast<int>(p.size()) < pb_.min_nodes(j))
     return false;
   const bool multi = p.size() > 1;
+  if (multi && pb_.type_of(p) < 0) return false;
   const bool uniform = pb_.options().uniform_gpus_per_node;
   for (const NodeShare& s : p) {
     if (s.node < 0 || s.node >= pb_.num_nodes() || s.gpus <= 0 || !pb_.allowed(j, s.node)) return false;
@@ -92,7 +99,7 @@ int ClusterState::pick(const std::vector<int>& b, int j, const Placement& skip, 
   const std::size_t first = ties_ != nullptr ? std::uniform_int_distribution<std::size_t>(0, n - 1)(*ties_) : 0;
   for (std::size_t k = 0; k < n; ++k) {
     const int node = b[(first + k) % n];
-    if (node != avoid && own(j, node) == 0 && !has_node(skip, node) && pb_.allowed(j, node)) return node;
+    if (node != avoid && own(j, node) == 0 && !has_node(skip, node) && usable(j, node)) return node;
   }
   return -1;
 }
@@ -101,7 +108,7 @@ int ClusterState::best_fit(int j, int need, bool multi, const Placement& skip, i
   int best = -1, best_avail = INT_MAX;
   for (const NodeShare& s : place_[j]) {
     if (s.node == avoid || has_node(skip, s.node) || (multi && !allowed_multi(j, s.node)) ||
-        !pb_.allowed(j, s.node))
+        !usable(j, s.node))
       continue;
     const int a = avail(j, s.node);
     if (a >= need && a < best_avail) {
@@ -109,7 +116,7 @@ int ClusterState::best_fit(int j, int need, bool multi, const Placement& skip, i
       best_avail = a;
     }
   }
-  const Buckets& b = multi ? open_ : all_;
+  const Buckets& b = multi ? open_[bucket_type()] : all_[bucket_type()];
   const int top = std::min(best_avail - 1, pb_.max_capacity());
   for (int f = std::max(need, 1); f <= top; ++f) {
     const int node = pick(b.by_free[f], j, skip, avoid);
@@ -121,7 +128,7 @@ int ClusterState::best_fit(int j, int need, bool multi, const Placement& skip, i
 int ClusterState::largest(int j, const Placement& skip, int avoid) const {
   int best = -1, best_avail = 0;
   for (const NodeShare& s : place_[j]) {
-    if (s.node == avoid || has_node(skip, s.node) || !allowed_multi(j, s.node) || !pb_.allowed(j, s.node)) continue;
+    if (s.node == avoid || has_node(skip, s.node) || !allowed_multi(j, s.node) || !usable(j, s.node)) continue;
     const int a = avail(j, s.node);
     if (a > best_avail) {
       best = s.node;
@@ -129,13 +136,51 @@ int ClusterState::largest(int j, const Placement& skip, int avoid) const {
     }
   }
   for (int f = pb_.max_capacity(); f > best_avail; --f) {
-    const int node = pick(open_.by_free[f], j, skip, avoid);
+    const int node = pick(open_[bucket_type()].by_free[f], j, skip, avoid);
     if (node >= 0) return node;
   }
   return best;
 }
 
+bool ClusterState::type_has_room(int j, int t, int gpus) const noexcept {
+  long room = type_free_[static_cast<std::size_t>(t)];
+  for (const NodeShare& s : place_[j])
+    if (pb_.type(s.node) == t) room += s.gpus;
+  return room >= gpus;
+}
+
+template <typename Pack>
+bool ClusterState::best_over_types(int j, int gpus, Placement& out, Pack pack) const {
+  bool found = false;
+  double best = 0;
+  for (int t = 0; t < pb_.num_types(); ++t) {
+    if (!pb_.type_ok(j, t) || !type_has_room(j, t, gpus)) continue;
+    type_filter_ = t;
+    const bool ok = pack(type_scratch_);
+    type_filter_ = -1;
+    if (!ok) continue;
+    const double term = pb_.term(j, type_scratch_);
+    if (!found || term > best) {
+      found = true;
+      best = term;
+      out = type_scratch_;
+    }
+  }
+  if (!found) out.clear();
+  return found;
+}
+
 bool ClusterState::pack(int j, int gpus, Placement& out, int avoid) const {
+  if (pb_.num_types() == 1 || gpus == 0) return pack_in(j, gpus, out, avoid);
+  return best_over_types(j, gpus, out, [&](Placement& p) { return pack_in(j, gpus, p, avoid); });
+}
+
+bool ClusterState::pack_even(int j, int gpus, int nodes, Placement& out, int avoid) const {
+  if (pb_.num_types() == 1) return pack_even_in(j, gpus, nodes, out, avoid);
+  return best_over_types(j, gpus, out, [&](Placement& p) { return pack_even_in(j, gpus, nodes, p, avoid); });
+}
+
+bool ClusterState::pack_in(int j, int gpus, Placement& out, int avoid) const {
   out.clear();
   if (gpus == 0) return true;
   if (gpus < pb_.min_gpus(j) || gpus > pb_.max_gpus(j)) return false;
@@ -147,7 +192,7 @@ bool ClusterState::pack(int j, int gpus, Placement& out, int avoid) const {
   const int max_nodes = pb_.max_nodes(j);
   if (pb_.options().uniform_gpus_per_node) {
     for (int k = std::max(2, pb_.min_nodes(j)); k <= max_nodes; ++k)
-      if (pack_even(j, gpus, k, out, avoid)) return true;
+      if (pack_even_in(j, gpus, k, out, avoid)) return true;
     out.clear();
     return false;
   }
@@ -175,7 +220,7 @@ bool ClusterState::pack(int j, int gpus, Placement& out, int avoid) const {
   return true;
 }
 
-bool ClusterState::pack_even(int j, int gpus, int nodes, Placement& out, int avoid) const {
+bool ClusterState::pack_even_in(int j, int gpus, int nodes, Placement& out, int avoid) const {
   out.clear();
   if (nodes < 2 || nodes > pb_.max_nodes(j) || nodes < pb_.min_nodes(j) || gpus % nodes != 0 || gpus / nodes > pb_.max_capacity() ||
       gpus < pb_.min_gpus(j) || gpus > pb_.max_gpus(j))
@@ -194,15 +239,16 @@ bool ClusterState::pack_even(int j, int gpus, int nodes, Placement& out, int avo
 
 void ClusterState::refresh(int node) {
   const int f = free(node);
-  if (all_.at[node] != f) {
-    all_.drop(node);
-    all_.put(node, f);
+  Buckets &all = all_of(node), &open = open_of(node);
+  if (all.at[node] != f) {
+    all.drop(node);
+    all.put(node, f);
   }
   if (owner_[node] >= 0) {
-    open_.drop(node);
-  } else if (open_.at[node] != f) {
-    open_.drop(node);
-    open_.put(node, f);
+    open.drop(node);
+  } else if (open.at[node] != f) {
+    open.drop(node);
+    open.put(node, f);
   }
 }
 
@@ -211,6 +257,7 @@ void ClusterState::set(int j, const Placement& p_in) {
   const Placement old = std::move(place_[j]);
   for (const NodeShare& s : old) {
     used_[s.node] -= s.gpus;
+    type_free_[static_cast<std::size_t>(pb_.type(s.node))] += s.gpus;
     std::vector<int>& occ = occupants_[s.node];
     occ.erase(std::find(occ.begin(), occ.end(), j));
     if (owner_[s.node] == j) owner_[s.node] = -1;
@@ -218,6 +265,7 @@ void ClusterState::set(int j, const Placement& p_in) {
   const bool multi = interference_ && p.size() > 1;
   for (const NodeShare& s : p) {
     used_[s.node] += s.gpus;
+    type_free_[static_cast<std::size_t>(pb_.type(s.node))] -= s.gpus;
     occupants_[s.node].push_back(j);
     if (multi) owner_[s.node] = j;
   }

@@ -34,10 +34,12 @@ class ClusterState {
   std::vector<Placement> placements() const { return place_; }
 
   /// Whether j may hold `p` with every other job where it is: capacity,
-  /// min/max GPUs, max nodes, interference avoidance, uniformity.
+  /// min/max GPUs, max nodes, interference avoidance, uniformity, one GPU
+  /// type.
   bool fits(int j, const Placement& p) const;
   /// A placement of `gpus` GPUs for j given the other jobs (j's own GPUs
-  /// count as free): one node if any can take them (best fit), else the
+  /// count as free), on nodes of one GPU type (on several types, the type
+  /// where j's term is highest): one node if any can take them (best fit), else the
   /// fewest nodes (largest first, best fit for the rest), or with
   /// uniform_gpus_per_node the fewest equal shares (best fit). Never uses
   /// node `avoid`. False if none satisfies the constraints. `out` is
@@ -78,6 +80,15 @@ class ClusterState {
     void drop(int node);
   };
   bool allowed_multi(int j, int node) const noexcept;
+  // Whether j may use `node` in the packing under way (type_filter_).
+  bool usable(int j, int node) const noexcept {
+    return pb_.allowed(j, node) && (type_filter_ < 0 || pb_.type(node) == type_filter_);
+  }
+  bool pack_in(int j, int gpus, Placement& out, int avoid) const;
+  bool pack_even_in(int j, int gpus, int nodes, Placement& out, int avoid) const;
+  // On several GPU types: `pack` over each type j may use, the best term wins.
+  template <typename Pack>
+  bool best_over_types(int j, int gpus, Placement& out, Pack pack) const;
   void refresh(int node);
   void set(int j, const Placement& p);
   // Smallest avail >= need among nodes j may use (multi: allowed_multi),
@@ -98,9 +109,20 @@ class ClusterState {
   std::vector<int> used_, owner_;
   long used_total_ = 0;
   std::vector<std::vector<int>> occupants_;
-  Buckets all_, open_;  // every node; nodes without a multi-node owner
+  // Per GPU type: every node; nodes without a multi-node owner. A packing
+  // on one type scans only that type's nodes.
+  std::vector<Buckets> all_, open_;
+  std::vector<long> type_free_;  // free GPUs per GPU type
+  // Whether `gpus` GPUs of type t could fit j at all (j's own count as free).
+  bool type_has_room(int j, int t, int gpus) const noexcept;
+  Buckets& all_of(int node) { return all_[static_cast<std::size_t>(pb_.type(node))]; }
+  Buckets& open_of(int node) { return open_[static_cast<std::size_t>(pb_.type(node))]; }
+  // The buckets of the type being packed (type 0 when untyped).
+  std::size_t bucket_type() const noexcept { return type_filter_ < 0 ? 0 : static_cast<std::size_t>(type_filter_); }
   std::vector<Undo> log_;
   std::mt19937_64* ties_ = nullptr;
+  mutable int type_filter_ = -1;  // while packing: the only GPU type to use
+  mutable Placement type_scratch_;
 };
 
 }  // namespace pollux::detail

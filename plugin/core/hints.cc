@@ -13,6 +13,7 @@
 #include <optional>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 
 #include "log_safe.h"
 #include "pollux/hint.h"
@@ -36,18 +37,19 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
     seen.insert(job.job_id);
     // A line is logged once while its reason stays the same. The reason
     // quotes the file's bytes: log_safe() keeps it on one line.
-    const auto log_once = [&](const std::string& why, const char* what) {
+    const auto log_once = [&](const char* kind, const std::string& why, const char* what) {
       const std::string line = log_safe("JobId=" + std::to_string(job.job_id) + ": " + what + why);
       std::string& last = logged_[job.job_id];
       if (last != line) {
         last = line;
         log_(line);
+        ++rejections_[kind];
       }
     };
     // No model this round.
-    const auto reject = [&](const std::string& why) {
+    const auto reject = [&](const char* kind, const std::string& why) {
       cache_.erase(job.job_id);
-      log_once(why, "hint rejected, no model used: ");
+      log_once(kind, why, "hint rejected, no model used: ");
     };
     const std::string path = hint_path(spool_dir, job.job_id);
     struct stat st {};
@@ -64,10 +66,10 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
       const std::string why = path + ": cannot examine it: " + std::strerror(err);
       const auto cached = cache_.find(job.job_id);
       if (cached == cache_.end()) {
-        reject(why);
+        reject("unexaminable", why);
       } else {
         inputs[i] = cached->second.input;
-        log_once(why, "hint not read, the last valid one stays in use: ");
+        log_once("unexaminable", why, "hint not read, the last valid one stays in use: ");
       }
       continue;
     }
@@ -78,7 +80,7 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
       std::string why = path + ": owned by uid " + std::to_string(st.st_uid) + ", not the job's user " +
                         std::to_string(job.uid);
       why += ::unlink(path.c_str()) == 0 ? " (removed)" : std::string(" (cannot remove it: ") + std::strerror(errno) + ")";
-      reject(why);
+      reject("owner", why);
       continue;
     }
     const std::int64_t mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
@@ -89,14 +91,16 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
       continue;
     }
     HintResult r = read_hint_file(path, job.uid, job.job_id);
+    const char* kind = "invalid";
     if (r && job.submit_time > 0 && r.hint->timestamp < job.submit_time - kHintClockSlack) {
       r.error = path + ": written at " + std::to_string(static_cast<long long>(r.hint->timestamp)) +
                 ", before the job was submitted (" + std::to_string(static_cast<long long>(job.submit_time)) +
                 "): left by an earlier job with the same id";
       r.hint.reset();
+      kind = "earlier-job";
     }
     if (!r) {
-      reject(r.error);
+      reject(kind, r.error);
       continue;
     }
     logged_.erase(job.job_id);
@@ -107,6 +111,8 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
   for (auto it = logged_.begin(); it != logged_.end();) it = seen.count(it->first) ? std::next(it) : logged_.erase(it);
   return inputs;
 }
+
+std::map<std::string, long long> HintReader::take_rejections() { return std::exchange(rejections_, {}); }
 
 namespace {
 

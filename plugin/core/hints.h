@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +35,12 @@ class HintReader {
   /// Every line logged goes through log_safe(): one line, at most 1 KiB.
   std::vector<JobInput> read(const Snapshot& snap, const std::string& spool_dir);
 
+  /// Rejections logged since the last call (each once per job and reason,
+  /// as logged), by kind: "unexaminable" (lstat failed), "owner" (another
+  /// user's file), "earlier-job" (written before the job was submitted),
+  /// "invalid" (read_hint_file() refused it). For round_stats.h.
+  std::map<std::string, long long> take_rejections();
+
  private:
   struct Cached {
     ino_t ino = 0;
@@ -44,6 +51,7 @@ class HintReader {
   Logger log_;
   std::unordered_map<std::uint32_t, Cached> cache_;       // by job id: the last valid hint
   std::unordered_map<std::uint32_t, std::string> logged_;  // by job id: the last rejection logged
+  std::map<std::string, long long> rejections_;            // by kind, since take_rejections()
 };
 
 /// A hint written this long before its job was submitted (Unix seconds)

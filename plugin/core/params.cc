@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <iomanip>
 #include <optional>
 #include <sstream>
@@ -81,17 +82,20 @@ std::function<std::string(std::string_view, Params&)> boolean(bool Params::*fiel
   };
 }
 
-std::string set_spool_dir(std::string_view value, Params& p) {
-  if (value.empty() || value.front() != '/') return "must be an absolute path";
-  if (value.size() > 1024) return "is longer than 1024 characters";
-  if (value == "/") return "must not be the root directory";
-  const std::string v(value);
-  if (v.find("/../") != std::string::npos || (v.size() >= 3 && v.compare(v.size() - 3, 3, "/..") == 0))
-    return "must not contain '..'";
-  for (unsigned char c : v)
-    if (c < 0x20 || c == 0x7f) return "must not contain control characters";
-  p.spool_dir = v;
-  return {};
+// An absolute path without '..' or control characters.
+std::function<std::string(std::string_view, Params&)> path(std::string Params::*field) {
+  return [=](std::string_view value, Params& p) -> std::string {
+    if (value.empty() || value.front() != '/') return "must be an absolute path";
+    if (value.size() > 1024) return "is longer than 1024 characters";
+    if (value == "/") return "must not be the root directory";
+    const std::string v(value);
+    if (v.find("/../") != std::string::npos || (v.size() >= 3 && v.compare(v.size() - 3, 3, "/..") == 0))
+      return "must not contain '..'";
+    for (unsigned char c : v)
+      if (c < 0x20 || c == 0x7f) return "must not contain control characters";
+    p.*field = v;
+    return {};
+  };
 }
 
 const std::vector<Option>& options() {
@@ -101,7 +105,8 @@ const std::vector<Option>& options() {
       {"pollux_restart_penalty", number(&Params::restart_penalty, 0, 86400)},
       {"pollux_interference_avoidance", boolean(&Params::interference_avoidance)},
       {"pollux_max_nodes", integer(&Params::max_nodes_per_job, 1, 100000)},
-      {kSpoolDirParameter, set_spool_dir},
+      {kSpoolDirParameter, path(&Params::spool_dir)},
+      {"pollux_metrics_file", path(&Params::metrics_file)},
       {"pollux_checkpoint_timeout", number(&Params::checkpoint_timeout, 1, 86400)},
       {"pollux_search_budget", integer(&Params::search_budget, 0, 1000000000)},
       {"pollux_backfill", boolean(&Params::backfill)},
@@ -115,11 +120,13 @@ bool Params::operator==(const Params& o) const noexcept {
   return interval == o.interval && fairness_p == o.fairness_p && restart_penalty == o.restart_penalty &&
          interference_avoidance == o.interference_avoidance && max_nodes_per_job == o.max_nodes_per_job &&
          spool_dir == o.spool_dir && checkpoint_timeout == o.checkpoint_timeout &&
-         search_budget == o.search_budget && backfill == o.backfill;
+         search_budget == o.search_budget && backfill == o.backfill && metrics_file == o.metrics_file;
 }
 
 ParamsResult parse_params(std::string_view text) {
   ParamsResult result;
+  // Per option: the occurrence that holds (its text) and how many were given.
+  std::map<const Option*, std::pair<std::string, int>> given;
   while (!text.empty()) {
     const auto comma = text.find(',');
     std::string_view item = text.substr(0, comma);
@@ -136,20 +143,31 @@ ParamsResult parse_params(std::string_view text) {
       result.errors.push_back(log_safe("unknown option " + std::string(item) + " ignored"));
       continue;
     }
+    auto& [holding, count] = given[option];
+    ++count;
+    // What stays when this occurrence is refused: an earlier valid one, or the default.
+    const std::string kept = holding.empty() ? "default kept" : holding + " (given earlier) kept";
     if (eq == std::string_view::npos) {
-      result.errors.push_back(std::string(option->name) + " has no value (" + option->name +
-                              "=VALUE): default kept");
+      result.errors.push_back(log_safe(std::string(option->name) + " has no value (" + option->name + "=VALUE): " +
+                                       kept));
       continue;
     }
     const std::string_view value = item.substr(eq + 1);
     Params candidate = result.params;
     const std::string why = option->set(value, candidate);
-    if (why.empty())
+    if (why.empty()) {
       result.params = candidate;
-    else
-      result.errors.push_back(log_safe(std::string(option->name) + "=" + std::string(value) + " " + why +
-                                       ": default kept"));
+      holding = std::string(option->name) + "=" + std::string(value);
+    } else {
+      result.errors.push_back(log_safe(std::string(option->name) + "=" + std::string(value) + " " + why + ": " + kept));
+    }
   }
+  // A key given twice: the last valid one wins, as with Slurm's own repeated keys; say so.
+  for (const auto& [option, g] : given)
+    if (g.second > 1)
+      result.notes.push_back(log_safe(std::string(option->name) + " given " + std::to_string(g.second) +
+                                      " times: the last valid one wins: " +
+                                      (g.first.empty() ? std::string("none, default kept") : g.first)));
   return result;
 }
 
@@ -161,6 +179,7 @@ std::string describe(const Params& p) {
     << " pollux_max_nodes=" << p.max_nodes_per_job << " pollux_spool_dir=" << p.spool_dir
     << " pollux_checkpoint_timeout=" << p.checkpoint_timeout << " pollux_search_budget=" << p.search_budget
     << " pollux_backfill=" << (p.backfill ? "yes" : "no");
+  if (!p.metrics_file.empty()) o << " pollux_metrics_file=" << p.metrics_file;
   return o.str();
 }
 

@@ -24,6 +24,7 @@ struct Params {
   double checkpoint_timeout = 120.0;  ///< pollux_checkpoint_timeout: seconds to wait for the agent
   long long search_budget = 0;        ///< pollux_search_budget: fitness evaluations, 0 = policy default
   bool backfill = true;               ///< pollux_backfill: Slurm's backfill for rigid jobs
+  std::string metrics_file;           ///< pollux_metrics_file: Prometheus text file written each round ("": none)
 
   bool operator==(const Params& o) const noexcept;
   bool operator!=(const Params& o) const noexcept { return !(*this == o); }
@@ -33,12 +34,14 @@ struct Params {
 /// (its default is kept) or not recognised.
 struct ParamsResult {
   Params params;
-  std::vector<std::string> errors;
+  std::vector<std::string> errors;  // refused options, each saying what was kept instead
+  std::vector<std::string> notes;   // keys given more than once, each naming the one that holds
 };
 
 /// Reads the pollux_* options of a SchedulerParameters string; other
 /// options (Slurm's own, e.g. bf_interval) are ignored. Keys compare
-/// case-insensitively, as Slurm's do; the last occurrence wins. Never throws
+/// case-insensitively, as Slurm's do; of a key given twice the last valid
+/// occurrence wins (a refused one keeps the earlier value), and a note says so. Never throws
 /// except std::bad_alloc.
 ParamsResult parse_params(std::string_view scheduler_parameters);
 

@@ -8,6 +8,8 @@
 #include <limits>
 #include <numeric>
 
+#include "pollux/job_description.h"
+
 namespace pollux::sched {
 namespace {
 
@@ -262,6 +264,7 @@ std::string hold_reason_for(const std::string& why, const std::string& detail) {
   if (why == "reservation") return "pollux: reservation not active";
   if (why == "partition") return "pollux: partition down or inactive";
   if (why == "refused") return "pollux: Slurm refused its size (BadConstraints)";
+  if (why == "node-failed") return "pollux: its last run's node stopped responding; waiting for Slurm to set it DOWN";
   return "pollux: waiting for GPUs";
 }
 
@@ -379,33 +382,27 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
       const std::size_t k = ask[x];
       const ElasticJobSnapshot& j = snap.jobs[sched[k]];
       const JobInput& in = inputs[sched[k]];
-      JobInfo info;
-      info.id = j.job_id;
-      info.submit_time = j.submit_time;
-      info.age = std::max(0.0, snap.now - j.submit_time);
-      // Pollux's restart factor, max(age - restarts D, 0) / (age + D), is 0
-      // for a job submitted (or requeued by Slurm) a moment ago after
-      // `restarts` restarts: the periodic round would start it a round
-      // later anyway; a prompt round starts it now (it holds no GPUs, so
-      // placing it restarts nothing).
-      if (arrivals_only) info.age = std::max(info.age, params.restart_penalty * (j.restarts + 1));
-      info.restarts = j.restarts;
       const ElasticRange range = *allowed_range(j);  // jobs without one are outside
-      info.speedup = range_speedup(in.model, range);
-      info.min_replicas = range.min_gpus();
-      // At most twice the scale profiled so far (Pollux): a job grows as its
-      // hints show that it scales; it never has to shrink for want of a hint.
-      const int holds = placement_gpus(current[k]);
-      info.max_replicas = std::min({range.max_gpus(), std::max({2 * in.max_profiled_replicas, holds, 1}),
-                                    in.model ? std::max(in.model->max_gpus_by_batch(), holds) : INT_MAX});
-      if (j.max_gpus_limit > 0) info.max_replicas = std::min(info.max_replicas, j.max_gpus_limit);
-      info.max_replicas = std::max(info.max_replicas, info.min_replicas);
-      info.requested_gpus = j.range.max_gpus();
-      info.allowed_nodes = j.allowed;
-      if (range.max_nodes < j.range.max_nodes) info.max_nodes = range.max_nodes;
-      if (range.min_nodes > 1) info.min_nodes = range.min_nodes;
-      if (j.running) info.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
-      jobs.push_back(std::move(info));
+      // The policy's view of the job: libgoodput's describe_elastic_job, the
+      // rule pollux-sim applies too.
+      ElasticJobState es;
+      es.id = j.job_id;
+      es.submit_time = j.submit_time;
+      es.now = snap.now;
+      es.restarts = j.restarts;
+      if (j.running) es.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
+      es.speedup = range_speedup(in.model, range);
+      es.max_profiled_replicas = in.max_profiled_replicas;
+      es.held_gpus = placement_gpus(current[k]);
+      es.max_gpus_by_batch = in.model ? in.model->max_gpus_by_batch() : 0;
+      es.min_gpus = range.min_gpus();
+      es.max_gpus = range.max_gpus();
+      es.max_gpus_limit = j.max_gpus_limit;
+      es.requested_gpus = j.range.max_gpus();
+      es.allowed_nodes = j.allowed;
+      if (range.max_nodes < j.range.max_nodes) es.max_nodes = range.max_nodes;
+      if (range.min_nodes > 1) es.min_nodes = range.min_nodes;
+      jobs.push_back(describe_elastic_job(es, params.restart_penalty, arrivals_only));
     }
     std::vector<NodeInfo> nodes(node_count);
     for (std::size_t n = 0; n < node_count; ++n) nodes[n].gpus = std::max(0, ask_cap[n]);

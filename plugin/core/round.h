@@ -49,6 +49,7 @@ struct Size {
 struct ElasticJobSnapshot {
   std::uint32_t job_id = 0;
   std::uint32_t uid = 0;
+  std::string partition;        ///< Slurm's partition list, for statistics (round_stats.h)
   double submit_time = 0;       ///< the first submission (kept in the state: Slurm resets its own on requeue)
   double start_time = 0;        ///< of the current run, when running
   int restarts = 0;             ///< Slurm's restart count
@@ -66,7 +67,8 @@ struct ElasticJobSnapshot {
   double begin_time = 0;          ///< the job's begin time (pending)
   bool completing = false;        ///< pending after a requeue, still cleaning up its last run
   /// Pending: why Slurm would not start the job now at any size, from
-  /// Slurm's own tests (blocker_*: dependency, reservation, partition);
+  /// Slurm's own tests (blocker_*: dependency, reservation, partition), or
+  /// "node-failed" (requeued, still completing on a node not responding);
   /// empty when nothing but its size stops it.
   std::string blocker;
   std::string hold_text;          ///< pending and held: the reason text squeue shows
@@ -156,7 +158,8 @@ inline constexpr double kRequeueWindow = kRequeueParking + 60.0;
 /// Why a pending elastic job cannot start now at any size, as the one-word
 /// `why` of its SystemComment: "held" (a user's or administrator's hold),
 /// the snapshot's blocker ("dependency", "dependency-never", "reservation",
-/// "partition", "refused": Slurm found the size it was given impossible),
+/// "partition", "refused": Slurm found the size it was given impossible,
+/// "node-failed": requeued and still completing on a node not responding),
 /// "limits" (Slurm allows it no size: allowed_range()), or "begin" (a
 /// begin time in the future that no requeue set). Empty when it can start. Such a job is left out of the round: it
 /// gets no GPUs, and those it was promised are free again.

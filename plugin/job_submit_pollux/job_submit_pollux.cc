@@ -19,6 +19,7 @@
 #include "common/compat_job_submit.h"
 #include "common/job_record.h"
 #include "common/slurm_api.h"
+#include "common/submit_fit.h"
 
 #define POLLUX_EXPORT __attribute__((visibility("default")))
 
@@ -64,6 +65,20 @@ int submit(job_desc_msg_t* desc, uint32_t uid, char** err_msg) {
   // left when one fails, its step short of the ranks that were there; it
   // is requeued instead and restarts from its last checkpoint on nodes
   // that work (sched/pollux: requeued_by_others()).
+  // What Slurm refuses at sbatch for a rigid job (no node could ever hold
+  // it) it would refuse for this one at its smallest size: refused alike,
+  // in Slurm's words, rather than held for ever.
+  if (range) {
+    if (auto refusal = pollux::sched::smallest_size_refusal(desc, range->min_nodes)) {
+      info("job_submit/pollux: elastic job from uid %u refused: %s (its smallest size, %d node(s) x 1 GPU)", uid,
+           refusal->message.c_str(), range->min_nodes);
+      if (err_msg != nullptr) {
+        xfree(*err_msg);
+        *err_msg = xstrdup(refusal->message.c_str());
+      }
+      return refusal->rc;
+    }
+  }
   const bool no_kill = range && desc->kill_on_node_fail == 0;
   tell_user(shape, range, why, no_kill ? "; --no-kill ignored: requeued from its last checkpoint when a node fails" : "",
             err_msg);

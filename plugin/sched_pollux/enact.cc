@@ -37,9 +37,11 @@ bool parked_by_pollux(const ElasticJobSnapshot& j, double now) {
 // The begin time of a job sched/pollux requeued and parked, once Slurm has
 // finished the requeue (its old steps, which sched/pollux knows are gone,
 // no longer hold it back).
+// A job preempted (requeued without GPUs, held) is unparked likewise: its
+// hold keeps it, and squeue --start would show the parking as its start.
 std::optional<double> early_begin(const ElasticJobSnapshot& j, const JobState& s, double now) {
-  if (j.running || j.completing || j.requeue_unfinished || j.restarts == 0 || s.phase != Phase::kStarting ||
-      !parked_by_pollux(j, now))
+  if (j.running || j.completing || j.requeue_unfinished || j.restarts == 0 ||
+      (s.phase != Phase::kStarting && s.phase != Phase::kHeld) || !parked_by_pollux(j, now))
     return std::nullopt;
   return std::max(s.since + kRequeueGap, now + 1);
 }
@@ -92,7 +94,8 @@ std::string describe(const job_record_t* job, const char* what, int rc) {
 // the job is held without GPUs, the round thread remembers the size
 // (never proposed again), and the arrivals round a second later decides again.
 bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::string& comment) {
-  const std::string reason = limits_refusal(job);
+  // Against each partition the job names: Slurm starts it in any one that passes it.
+  const std::string reason = limits_refusal_at(job, d.state.alloc.nodes, d.state.alloc.gpus_per_node);
   if (reason.empty()) return false;
   set_pollux_hold(job, ("pollux: Slurm refused its size (" + reason + ")").c_str());
   JobState st = d.state;
@@ -110,6 +113,16 @@ bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::strin
   return true;
 }
 
+// A job sched/pollux requeued, promised GPUs, and parked until the
+// requeue finishes: squeue --start would show the parking (an hour
+// ahead). Its start as far as sched/pollux can tell: once the requeue
+// finishes, a second or two from now (Slurm shows a pending job's
+// StartTime before its begin time).
+std::optional<time_t> parked_start(const ElasticJobSnapshot& j, const JobState& s, double now) {
+  if (j.running || s.phase != Phase::kStarting || !parked_by_pollux(j, now)) return std::nullopt;
+  return static_cast<time_t>(std::ceil(std::max(s.since + kRequeueGap, now + kRequeueGap)));
+}
+
 }  // namespace
 
 bool needs_enact(const Snapshot& snap, const RoundResult& round) {
@@ -117,7 +130,7 @@ bool needs_enact(const Snapshot& snap, const RoundResult& round) {
   for (const JobDecision& d : round.decisions) {
     const ElasticJobSnapshot& j = snap.jobs[d.job];
     if (d.action != Action::kNone || d.comment != j.system_comment || early_begin(j, d.state, snap.now) ||
-        d.expected_end > 0 || j.requeue_unfinished)
+        d.expected_end > 0 || j.requeue_unfinished || parked_start(j, d.state, snap.now))
       return true;
   }
   return false;
@@ -177,6 +190,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
           refused(job, d, r, comment);
         }
         if (job->details != nullptr) job->details->begin_time = now + static_cast<time_t>(kRequeueParking);
+        if (!d.state.alloc.empty()) job->start_time = now + static_cast<time_t>(kRequeueGap);  // (parked_start)
         break;
     }
     if (rc != SLURM_SUCCESS) continue;  // the comment keeps the previous state: retried next round
@@ -193,6 +207,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
       const time_t end = job->start_time + static_cast<time_t>(d.state.limit * 60 - d.state.used);
       if (job->end_time > end) job->end_time = std::max(end, now);
     }
+    if (auto start = parked_start(j, d.state, snap.now)) job->start_time = *start;
     if (auto begin = early_begin(j, d.state, snap.now); begin && job->details != nullptr) {
       job->details->begin_time = static_cast<time_t>(std::ceil(*begin));
       ++r.restarted_early;

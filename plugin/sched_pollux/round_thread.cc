@@ -22,7 +22,9 @@
 #include "core/hints.h"
 #include "core/params.h"
 #include "core/round.h"
+#include "core/round_stats.h"
 #include "enact.h"
+#include "publish_stats.h"
 #include "snapshot.h"
 
 extern "C" {
@@ -82,8 +84,15 @@ class RoundThread {
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
-    Clock::time_point next_round = Clock::now();
-    Clock::time_point last_start = next_round;
+    // The first periodic round comes one interval after slurmctld starts,
+    // as if one had just run: after a restart the last round's decisions
+    // (a resize under way, a job just shrunk) are not decided again at
+    // once by a policy that lost its search state. Meanwhile the light
+    // rounds carry on what is in flight (an acknowledgement already
+    // written is taken by the first one, in_flight_ below) and the
+    // arrivals rounds give pending jobs GPUs.
+    Clock::time_point last_start = Clock::now();
+    Clock::time_point next_round = last_start + seconds(params_.interval);
     for (;;) {
       bool reload = false;
       {
@@ -138,6 +147,7 @@ class RoundThread {
     }
     ParamsResult parsed = parse_params(sched_params);
     for (const std::string& e : parsed.errors) error("sched/pollux: SchedulerParameters: %s", e.c_str());
+    for (const std::string& n : parsed.notes) info("sched/pollux: SchedulerParameters: %s", n.c_str());
     const bool options_changed = !loaded_ || policy_options_differ(parsed.params);
     if (!loaded_ || parsed.params != params_)
       info("sched/pollux: parameters: %s", describe(parsed.params).c_str());
@@ -295,6 +305,11 @@ class RoundThread {
             snap.jobs.size(), read_ms, write_ms, plan_ms);
     else
       debug2("sched/pollux: transition round: lock hold: read %.3f ms, write %.3f ms", read_ms, write_ms);
+    stats_.add(snap, inputs, result,
+               {full ? RoundKind::kPeriodic : arrivals ? RoundKind::kArrivals : RoundKind::kTransition, read_ms,
+                plan_ms, ms_since(t0), write_ms > 0, write_ms, static_cast<int>(report.errors.size()),
+                static_cast<int>(report.refusals.size()), hints_.take_rejections()});
+    publisher_.publish(stats_, params_);
   }
 
   // Sizes Slurm refused stay refused for the job (never proposed again)
@@ -370,7 +385,7 @@ class RoundThread {
   std::condition_variable cv_;
   bool stop_ = false;
   bool reconfig_ = true;  // the first thing the thread does: read the parameters
-  bool in_flight_ = false;
+  bool in_flight_ = true;  // until the first round says: a restart may find resizes under way
   time_t seen_job_update_ = 0;
   time_t seen_at_ = 0;  // the second of the last snapshot
   double next_sweep_ = 0;
@@ -378,6 +393,8 @@ class RoundThread {
   Params params_;
   std::unique_ptr<Policy> policy_;
   HintReader hints_{[](const std::string& line) { error("sched/pollux: %s", line.c_str()); }};
+  RoundStats stats_{static_cast<double>(std::time(nullptr))};
+  StatsPublisher publisher_;
   std::thread thread_;
 };
 

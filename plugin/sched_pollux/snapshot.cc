@@ -29,6 +29,16 @@ bool usable(const node_record_t* node) {
            IS_NODE_REBOOT_REQUESTED(node) || IS_NODE_REBOOT_ISSUED(node) || (s & NODE_STATE_BASE) == NODE_STATE_UNKNOWN);
 }
 
+// The job is still completing on a node that takes no work (not
+// responding, or already DOWN).
+bool completing_on_failed_node(const job_record_t* job) {
+  if (job->node_bitmap_cg == nullptr) return false;
+  node_record_t* node = nullptr;
+  for (int i = 0; (node = next_node(&i)) != nullptr; ++i)
+    if (bit_test(job->node_bitmap_cg, node->index) && (IS_NODE_NO_RESPOND(node) || IS_NODE_DOWN(node))) return true;
+  return false;
+}
+
 // A pending rigid job that asks for GPUs and waits only for resources.
 std::optional<RigidRequest> rigid_request(const job_record_t* job, double now) {
   if (!IS_JOB_PENDING(job) || job->priority == 0 || job->details == nullptr) return std::nullopt;
@@ -107,6 +117,7 @@ Snapshot take_snapshot(double now) {
       ElasticJobSnapshot e;
       e.job_id = job->job_id;
       e.uid = job->user_id;
+      e.partition = job->partition != nullptr ? job->partition : "";
       e.submit_time = state && state->submit > 0 ? state->submit
                       : job->details != nullptr ? static_cast<double>(job->details->submit_time)
                                                 : now;
@@ -123,6 +134,10 @@ Snapshot take_snapshot(double now) {
       e.begin_time = job->details != nullptr ? static_cast<double>(job->details->begin_time) : 0.0;
       e.completing = IS_JOB_COMPLETING(job);
       if (pending && !e.held_by_other) e.blocker = start_blocker(job);
+      // Requeued, and still completing on a node that stopped answering:
+      // Slurm starts it only once that node is DOWN (SlurmdTimeout), so
+      // GPUs promised to it meanwhile would only sit idle.
+      if (pending && e.completing && e.blocker.empty() && completing_on_failed_node(job)) e.blocker = "node-failed";
       // Slurm's main loop found the size sched/pollux set impossible
       // (Reason=BadConstraints): no GPUs until the next periodic round
       // decides again, rather than a release every second, and that size

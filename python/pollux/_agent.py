@@ -79,6 +79,13 @@ class AgentOptions:
         return o
 
 
+def checkpoint_waiting(options):
+    """True if a committed checkpoint waits in the checkpoint directory of
+    `options` (what Agent.restore() would resume from)."""
+    c_opts = options.to_c()
+    return check(_capi.lib().pollux_agent_checkpoint_waiting(ctypes.byref(c_opts)), "checkpoint_waiting") == 1
+
+
 class Agent:
     """One agent per training process (see pollux/agent.h)."""
 

@@ -64,6 +64,7 @@ _P = ctypes.c_void_p
 _SIGNATURES = {
     "options_init": (None, [ctypes.POINTER(Options)]),
     "options_from_env": (ctypes.c_int, [ctypes.POINTER(Options)]),
+    "checkpoint_waiting": (ctypes.c_int, [ctypes.POINTER(Options)]),
     "create": (_P, [ctypes.POINTER(Options), ctypes.c_int]),
     "create_external": (_P, [ctypes.POINTER(Options), ctypes.POINTER(Communicator)]),
     "create_with_communicator": (_P, [ctypes.POINTER(Options), ctypes.POINTER(Communicator)]),
@@ -97,7 +98,49 @@ _SIGNATURES = {
                                          ctypes.POINTER(ctypes.c_double)]),
     "profile": (ctypes.c_int, [_P, ctypes.POINTER(ProfileSample), ctypes.c_int]),
     "last_error": (ctypes.c_char_p, []),
+    "struct_layout": (ctypes.c_char_p, [ctypes.c_char_p]),
 }
+
+# The structs above and their names in pollux/agent_c.h: checked field by
+# field against the layout the loaded library reports (the C side declares
+# its structs from one field list and reports them from it), so that a C
+# option added, removed or retyped without this file fails at load with
+# its name instead of shifting every field after it.
+_STRUCTS = {"pollux_agent_options": Options, "pollux_communicator": Communicator,
+            "pollux_gradient_norms": Norms, "pollux_profile_sample": ProfileSample}
+
+
+def _kind(t):
+    if t is ctypes.c_double:
+        return "d"
+    if t is ctypes.c_int:
+        return "i"
+    if t is ctypes.c_longlong:
+        return "q"
+    if issubclass(t, (ctypes.c_char_p, ctypes.c_void_p, ctypes._Pointer, ctypes._CFuncPtr)):
+        return "p"
+    return "?" + t.__name__
+
+
+def layout(struct):
+    """A ctypes Structure's layout in pollux_agent_struct_layout's form."""
+    return ";".join([str(ctypes.sizeof(struct))] +
+                    [f"{name}:{_kind(t)}:{getattr(struct, name).offset}:{getattr(struct, name).size}"
+                     for name, t in struct._fields_])
+
+
+def layout_mismatch(handle):
+    """The first difference between the structs here and the library's, or None."""
+    for c_name, struct in _STRUCTS.items():
+        theirs = handle.pollux_agent_struct_layout(c_name.encode())
+        theirs = theirs.decode() if theirs is not None else "(unknown to the library)"
+        ours = layout(struct)
+        if ours != theirs:
+            a, b = ours.split(";"), theirs.split(";")
+            first = next((f"field {x} here, {y} in the library" for x, y in zip(a[1:], b[1:]) if x != y),
+                         f"{len(a) - 1} fields of {a[0]} bytes here, {len(b) - 1} of {b[0]} in the library")
+            return f"struct {c_name} differs: {first}"
+    return None
 
 _lib = None
 
@@ -140,6 +183,10 @@ def lib():
         for n, (res, args) in _SIGNATURES.items():
             f = getattr(handle, "pollux_agent_" + n)
             f.restype, f.argtypes = res, args
+        mismatch = layout_mismatch(handle)
+        if mismatch:
+            errors.append(f"{path}: built from another pollux/agent_c.h than this package ({mismatch})")
+            continue
         _lib = handle
         return _lib
     where = "; ".join(errors) if errors else "not in the configured libdir nor on the library path"

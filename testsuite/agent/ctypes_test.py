@@ -23,6 +23,14 @@ class Options(ctypes.Structure):
                 ("checkpoint_interval", ctypes.c_double)]
 
 
+# The library's own account of the struct (pollux_agent_struct_layout): the
+# declaration above must match it field by field.
+lib.pollux_agent_struct_layout.restype = ctypes.c_char_p
+reported = lib.pollux_agent_struct_layout(b"pollux_agent_options").decode().split(";")
+assert reported[0] == str(ctypes.sizeof(Options)), (reported[0], ctypes.sizeof(Options))
+assert [f.split(":")[0] for f in reported[1:]] == [n for n, _ in Options._fields_], reported
+assert [int(f.split(":")[2]) for f in reported[1:]] == [getattr(Options, n).offset for n, _ in Options._fields_]
+
 CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong,
                             ctypes.c_void_p)
 lib.pollux_agent_create.restype = ctypes.c_void_p

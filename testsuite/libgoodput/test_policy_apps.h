@@ -16,6 +16,7 @@
 
 #include "pollux/policy.h"
 #include "pollux/speedup.h"
+#include "pollux/typed_goodput.h"
 
 namespace pollux::testing {
 
@@ -41,6 +42,26 @@ inline const std::vector<App>& apps() {
 inline SpeedupFn app_speedup(const App& app) {
   auto f = std::make_shared<SpeedupFunction>(GoodputModel(app.perf, app.grad, app.limits.init_batch), app.limits);
   return [f](int nodes, int replicas) { return (*f)(nodes, replicas); };
+}
+
+/// A job with speedup `fn`, submitted at time `id`.
+inline JobInfo job(std::uint64_t id, SpeedupFn fn, int max_replicas, double age = 1e5, int restarts = 0) {
+  JobInfo j;
+  j.id = id;
+  j.submit_time = double(id);
+  j.speedup = std::move(fn);
+  j.max_replicas = max_replicas;
+  j.age = age;
+  j.restarts = restarts;
+  return j;
+}
+
+/// The same with per-GPU-type speedups (JobInfo::speedup_by_type).
+inline JobInfo typed_job(std::uint64_t id, std::vector<SpeedupFn> fns, int max_replicas, double age = 1e5,
+                         int restarts = 0) {
+  JobInfo j = job(id, nullptr, max_replicas, age, restarts);
+  j.speedup_by_type = std::move(fns);
+  return j;
 }
 
 /// The artifact simulator's max_replicas for a job that has profiled up to
@@ -99,6 +120,44 @@ inline Instance random_instance(std::mt19937_64& rng, int num_nodes, int gpus_pe
       }
     }
     in.current.push_back(normalize_placement(p));
+  }
+  return in;
+}
+
+/// A random round on `types` GPU types (contiguous blocks of nodes, type t
+/// about 1 + t times as fast as type 0 at one micro-step, each application
+/// a little differently): random_instance(realistic), then every job with
+/// a model gets per-type speedups from TypedGoodput - fitted on the type of
+/// its current placement (or type 0), estimated elsewhere from the seed
+/// ratios - and every job without one linear per-type speedups.
+inline Instance typed_instance(std::mt19937_64& rng, int num_nodes, int gpus_per_node, int num_jobs, int types,
+                               double linear_share = 0.25) {
+  Instance in = random_instance(rng, num_nodes, gpus_per_node, num_jobs, linear_share, true);
+  const int block = (num_nodes + types - 1) / types;
+  for (int n = 0; n < num_nodes; ++n) in.nodes[n].type = std::min(n / block, types - 1);
+  std::vector<double> seed;
+  for (int t = 0; t < types; ++t) seed.push_back(1.0 + t);
+  const TypeRatios ratios(seed);
+  std::uniform_int_distribution<int> app_of(0, static_cast<int>(apps().size()) - 1);
+  for (std::size_t j = 0; j < in.jobs.size(); ++j) {
+    JobInfo& job = in.jobs[j];
+    // One type per job: drop a current placement that mixes them.
+    Placement& cur = in.current[j];
+    int t0 = cur.empty() ? 0 : in.nodes[cur.front().node].type;
+    for (const NodeShare& s : cur)
+      if (in.nodes[s.node].type != t0) cur.clear();
+    if (cur.empty()) t0 = 0;
+    const App& a = apps()[app_of(rng)];
+    std::vector<std::optional<PerfParams>> fitted(types);
+    if (job.speedup) {
+      PerfParams p = a.perf;
+      const double own = 1.0 + t0 * (0.5 + 0.25 * static_cast<double>(j % 3));  // its true speed on t0
+      p.alpha_c /= own;
+      p.beta_c /= own;
+      fitted[t0] = p;
+    }
+    job.speedup_by_type = TypedGoodput(fitted, a.grad, a.limits, ratios).speedups();
+    job.speedup = nullptr;
   }
   return in;
 }

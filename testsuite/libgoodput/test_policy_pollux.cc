@@ -14,16 +14,7 @@ namespace {
 
 using testing::reference_fitness;
 
-JobInfo job(std::uint64_t id, SpeedupFn fn, int max_replicas, double age = 1e5, int restarts = 0) {
-  JobInfo j;
-  j.id = id;
-  j.submit_time = double(id);
-  j.speedup = std::move(fn);
-  j.max_replicas = max_replicas;
-  j.age = age;
-  j.restarts = restarts;
-  return j;
-}
+using testing::job;
 
 PolicyOptions with_search(SearchKind kind, PolicyOptions o = {}) {
   o.search = kind;

@@ -80,6 +80,9 @@ TEST_F(HintReaderTest, ARejectedHintIsLoggedOnceAndLeavesNoModel) {
   std::ofstream(hint_path(dir.path(), 11)) << "version: 99\n";
   EXPECT_FALSE(read()[0].model);
   EXPECT_EQ(log.size(), 2u);
+  // Counted as logged (round_stats.h), then the count starts afresh.
+  EXPECT_EQ(reader.take_rejections(), (std::map<std::string, long long>{{"invalid", 2}}));
+  EXPECT_TRUE(reader.take_rejections().empty());
 }
 
 TEST_F(HintReaderTest, ARejectionQuotingTheFileStaysOnOneLine) {
@@ -110,6 +113,7 @@ TEST_F(HintReaderTest, AnEntryThatCannotBeExaminedIsNeitherJudgedNorRemoved) {
   ASSERT_EQ(::symlink("loop", loop.c_str()), 0);
   for (int round = 0; round < 2; ++round) EXPECT_FALSE(reader.read(snap, loop)[0].model);
   ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(reader.take_rejections(), (std::map<std::string, long long>{{"unexaminable", 2}}));  // as logged
   EXPECT_NE(log[0].find("JobId=11: hint rejected, no model used: " + hint_path(loop, 11) + ": cannot examine it: " +
                         std::strerror(ELOOP)), std::string::npos) << log[0];
   const std::string too_long = dir.path() + "/" + std::string(300, 'd');  // a name longer than NAME_MAX
@@ -147,6 +151,7 @@ TEST_F(HintReaderTest, AFileOfAnotherUserIsRejectedAndRemoved) {
   EXPECT_NE(log[0].find("JobId=11"), std::string::npos);
   EXPECT_NE(log[0].find("owned by uid 4242"), std::string::npos) << log[0];
   EXPECT_NE(log[0].find("(removed)"), std::string::npos) << log[0];
+  EXPECT_EQ(reader.take_rejections(), (std::map<std::string, long long>{{"owner", 1}}));
   // Gone, so the job's own agent can write its hint, which is then taken up.
   struct stat st {};
   EXPECT_NE(::lstat(hint_path(dir.path(), 11).c_str(), &st), 0);
@@ -194,6 +199,7 @@ TEST_F(HintReaderTest, AHintWrittenBeforeTheJobWasSubmittedIsRejected) {
   ASSERT_EQ(log.size(), 1u);
   EXPECT_NE(log[0].find("JobId=11: hint rejected"), std::string::npos) << log[0];
   EXPECT_NE(log[0].find("left by an earlier job with the same id"), std::string::npos) << log[0];
+  EXPECT_EQ(reader.take_rejections(), (std::map<std::string, long long>{{"earlier-job", 1}}));
 }
 
 class SpoolSweepTest : public HintReaderTest {

@@ -51,6 +51,29 @@ TEST(Params, KeysAreCaseInsensitiveAndTheLastOneWins) {
   EXPECT_FALSE(r.params.backfill);
 }
 
+TEST(Params, ARepeatedKeyIsNotedWithTheOneThatWins) {
+  const ParamsResult r = parse_params("pollux_interval=5,pollux_interval=7");
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("pollux_interval given 2 times: the last valid one wins: pollux_interval=7"),
+            std::string::npos)
+      << r.notes[0];
+  EXPECT_TRUE(parse_params("pollux_interval=5,pollux_fairness=-2").notes.empty());
+}
+
+TEST(Params, ARefusedRepeatKeepsTheEarlierValueAndSaysSo) {
+  const ParamsResult r = parse_params("pollux_interval=5,pollux_interval=abc");
+  EXPECT_EQ(r.params.interval, 5);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("pollux_interval=5 (given earlier) kept"), std::string::npos) << r.errors[0];
+  EXPECT_EQ(r.errors[0].find("default kept"), std::string::npos) << r.errors[0];
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("wins: pollux_interval=5"), std::string::npos) << r.notes[0];
+  const ParamsResult none = parse_params("pollux_interval=x,pollux_interval");
+  EXPECT_EQ(none.params.interval, Params{}.interval);
+  ASSERT_EQ(none.errors.size(), 2u);
+  EXPECT_NE(none.errors[1].find("default kept"), std::string::npos) << none.errors[1];
+}
+
 TEST(Params, BooleansAcceptTheUsualSpellings) {
   for (const char* yes : {"yes", "YES", "true", "on", "1"})
     EXPECT_TRUE(parse_params(std::string("pollux_backfill=no,pollux_backfill=") + yes).params.backfill) << yes;
@@ -96,6 +119,8 @@ INSTANTIATE_TEST_SUITE_P(
         Rejection{"pollux_spool_dir=relative/path", "pollux_spool_dir"}, Rejection{"pollux_spool_dir=", "pollux_spool_dir"},
         Rejection{"pollux_spool_dir=/", "pollux_spool_dir"}, Rejection{"pollux_spool_dir=/a/../etc", "pollux_spool_dir"},
         Rejection{"pollux_spool_dir=/a/..", "pollux_spool_dir"}, Rejection{"pollux_spool_dir=/a\tb", "pollux_spool_dir"},
+        Rejection{"pollux_metrics_file=metrics.prom", "pollux_metrics_file"},
+        Rejection{"pollux_metrics_file=/a/../b.prom", "pollux_metrics_file"},
         Rejection{"pollux_checkpoint_timeout=0", "pollux_checkpoint_timeout"},
         Rejection{"pollux_checkpoint_timeout=-5", "pollux_checkpoint_timeout"},
         Rejection{"pollux_checkpoint_timeout=x", "pollux_checkpoint_timeout"},
@@ -104,6 +129,16 @@ INSTANTIATE_TEST_SUITE_P(
         Rejection{"pollux_search_budget=2000000000", "pollux_search_budget"},
         Rejection{"pollux_backfill=2", "pollux_backfill"}, Rejection{"pollux_intervall=5", "unknown option"},
         Rejection{"pollux_=1", "unknown option"}));
+
+TEST(Params, TheMetricsFileIsOffByDefaultAndSetByItsOption) {
+  EXPECT_EQ(parse_params("").params.metrics_file, "");
+  const ParamsResult r = parse_params("pollux_metrics_file=/var/lib/prometheus/node-exporter/pollux.prom");
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.params.metrics_file, "/var/lib/prometheus/node-exporter/pollux.prom");
+  EXPECT_NE(r.params, Params{});
+  EXPECT_NE(describe(r.params).find("pollux_metrics_file=/var/lib/prometheus/node-exporter/pollux.prom"),
+            std::string::npos);
+}
 
 TEST(Params, ALongSpoolPathIsRejected) {
   const ParamsResult r = parse_params("pollux_spool_dir=/" + std::string(1100, 'a'));

@@ -34,8 +34,8 @@ def run_ranks(tmp_path):
         counter[0] += 1
         out = str(tmp_path / f"out{counter[0]}")
         port = str(free_port())
-        base = clean_env(POLLUX_CHECKPOINT_DIR=str(tmp_path / "ckpt"), MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
-                         WORLD_SIZE=str(n), **(env or {}))
+        base = clean_env(**{"POLLUX_CHECKPOINT_DIR": str(tmp_path / "ckpt"), "MASTER_ADDR": "127.0.0.1",
+                            "MASTER_PORT": port, "WORLD_SIZE": str(n), **(env or {})})
         procs = []
         for r in range(n):
             e = dict(base, RANK=str(r), LOCAL_RANK=str(r))

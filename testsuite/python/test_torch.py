@@ -42,26 +42,29 @@ def test_accumulation_and_the_lr_rules_give_the_expected_update(run_ranks, rule)
         assert all(abs(r["factor"] - want) < 1e-12 for r in rows)
 
 
-def test_the_loader_neither_skips_nor_repeats_across_2_4_1_replicas(run_ranks):
+def resize_2_4_1(run_ranks, tmp_path, workers):
+    """The resize scenario's three runs; every rank's rows [position, epoch, ids...] in order."""
     phases = [(2, 4), (4, 3), (1, 0)]
     taken = []
     prev_end = None
     for i, (n, steps) in enumerate(phases):
-        out = run_ranks(n, "resize", steps, env={"POLLUX_ADAPT": "0", "SLURM_RESTART_COUNT": str(i)})
+        out = run_ranks(n, "resize", steps, env={"POLLUX_ADAPT": "0", "SLURM_RESTART_COUNT": str(i),
+                                                 "POLLUX_TEST_WORKERS": str(workers),
+                                                 "POLLUX_CHECKPOINT_DIR": str(tmp_path / f"ckpt-{workers}")})
         assert len(out) == n and all(o["replicas"] == n for o in out)
-        assert out[0]["resumed"] == (i > 0)
+        assert out[0]["resumed"] == out[0]["resumed_at_init"] == (i > 0)
         if prev_end is not None:
             assert out[0]["start"] == prev_end, "the run did not resume where the last one stopped"
         prev_end = out[0]["end"]
         for o in out:
             taken += o["taken"]
+    return taken
+
+
+def test_the_loader_neither_skips_nor_repeats_across_2_4_1_replicas_with_or_without_workers(run_ranks, tmp_path):
+    taken = resize_2_4_1(run_ranks, tmp_path, 0)
     # Every example of epochs 0 and 1 exactly once; the stream positions are contiguous.
     n = 300
-    seen = {}
-    for row in taken:
-        pos, ids = row[0], row[2:]
-        for j, i in enumerate(ids):
-            seen.setdefault(i, []).append(pos)
     positions = sorted(row[0] for row in taken)
     total = sum(len(row) - 2 for row in taken)
     assert total >= 2 * n
@@ -74,6 +77,49 @@ def test_the_loader_neither_skips_nor_repeats_across_2_4_1_replicas(run_ranks):
     assert all(2 <= c <= 3 for c in counts.values())
     assert sum(1 for c in counts.values() if c == 3) == total - 2 * n
     assert positions[0] == 0
+    # The batch configuration changed mid-run (worker.py): micro-batches of 2.
+    assert any(len(row) - 2 == 2 for row in taken) and any(len(row) - 2 > 2 for row in taken)
+    # Two worker processes per rank, persistent, prefetching 4 batches
+    # each, across the resizes and a configuration change at a step
+    # boundary: the same examples in the same micro-batches as in-process.
+    assert resize_2_4_1(run_ranks, tmp_path, 2) == taken
+
+
+ADAM_EPOCHS = 5
+ADAM_TOLERANCE = 0.02
+
+
+def test_adamw_at_4x_m0_reaches_the_m0_accuracy_within_the_same_progress(run_ranks):
+    # Real data (scikit-learn's digits, the example's network), AdamW at
+    # lr 1e-3 tuned for M0 = 16, trained to 5 epochs of scale-invariant
+    # progress at M0 and at 4 x M0 with the rule pollux.torch picks for
+    # AdamW: the larger batch reaches the M0 run's final validation
+    # accuracy (within ADAM_TOLERANCE) by the same progress, in fewer steps.
+    base = run_ranks(1, "adam", 1, ADAM_EPOCHS, env={"POLLUX_ADAPT": "0"})[0]
+    big = run_ranks(1, "adam", 4, ADAM_EPOCHS, env={"POLLUX_ADAPT": "0"})[0]
+    assert base["rule"] == big["rule"] == "adamscale"
+    assert (base["batch"], big["batch"]) == (16, 64)
+    assert big["steps"] < base["steps"] / 2, (big["steps"], base["steps"])
+    # The factor applied is the square root of the AdaScale gain, and the
+    # gain did leave 1 (the estimate came in).
+    assert all(abs(f - g ** 0.5) < 1e-12 for g, f in big["factors"])
+    assert big["gain"] > 1.5
+    assert max(big["accs"]) >= base["accs"][-1] - ADAM_TOLERANCE, (big["accs"], base["accs"])
+    assert len(big["accs"]) == len(base["accs"]) == ADAM_EPOCHS
+
+
+@pytest.mark.parametrize("optimizer,rule", [("Adam", "adamscale"), ("AdamW", "adamscale"), ("SGD", "adascale"),
+                                            ("Adagrad", "adascale")])
+def test_the_adam_rule_is_the_default_for_adam_and_adamw(optimizer, rule):
+    r = python("import torch, pollux.torch as pt\n"
+               "pt.init_process_group(); l = pt.ElasticDataLoader([torch.ones(1)] * 10, batch_size=2)\n"
+               f"m = torch.nn.Linear(1, 1); o = torch.optim.{optimizer}(m.parameters(), lr=1)\n"
+               "m = pt.ElasticDataParallel(m, o); print('RULE', pt._session.get().lr_rule)\n",
+               POLLUX_CHECKPOINT_DIR="/tmp/pollux-rule-%d" % os.getpid(), POLLUX_VERBOSE="1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"RULE {rule}" in r.stdout, r.stdout
+    # Stated in the job's log.
+    assert f"pollux.torch: learning-rate rule {rule} (the default for {optimizer};" in r.stderr, r.stderr
 
 
 def test_checkpoint_round_trips_every_registered_object(run_ranks):
@@ -121,6 +167,22 @@ def test_a_missing_agent_library_is_a_clear_error():
     assert "ERR libpollux-agent not found" in r.stdout and "POLLUX_AGENT_LIBRARY" in r.stdout
 
 
+def test_the_c_structs_layout_is_checked_at_load():
+    # The package's ctypes structs equal the library's (it loads), and one
+    # that does not (an option inserted on one side only) is refused by name.
+    r = python("import ctypes, pollux._capi as c\n"
+               "print('MATCH', c.layout_mismatch(c.lib()))\n"
+               "fields = c.Options._fields_\n"
+               "class Shifted(ctypes.Structure):\n"
+               "    _fields_ = fields[:7] + [('new_option', ctypes.c_int)] + fields[7:]\n"
+               "c._STRUCTS['pollux_agent_options'] = Shifted; c._lib = None\n"
+               "try:\n    c.lib()\nexcept c.AgentLibraryError as e:\n    print('ERR', e)\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "MATCH None" in r.stdout, r.stdout
+    assert ("built from another pollux/agent_c.h than this package (struct pollux_agent_options differs: field "
+            "new_option:i:40:4 here, spool_dir:p:40:8 in the library)") in r.stdout, r.stdout
+
+
 def test_a_wrong_gradient_dtype_is_a_clear_error():
     r = python("import array, pollux\n"
                "a = pollux.Agent(pollux.AgentOptions(init_batch=8, write_hints=False, verbose=0), external=False)\n"
@@ -144,12 +206,63 @@ def test_a_wrong_gradient_dtype_is_a_clear_error():
      "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1); m = pt.ElasticDataParallel(m, o)\n"
      "it = iter(l); next(it); o.step()", "before the gradients were all-reduced"),
     ("pt.init_process_group(); pt.register('x', 3)", "TypeError"),
+    ("pt.init_process_group()\n"
+     "class S(torch.utils.data.IterableDataset):\n    def __iter__(self): return iter(range(4))\n"
+     "    def __len__(self): return 4\n"
+     "pt.ElasticDataLoader(S(), batch_size=2, num_workers=2)", "not an IterableDataset"),
+    ("pt.init_process_group(); pt.ElasticDataLoader(list(range(10)), batch_size=2, persistent_workers=True)",
+     "need worker processes: set num_workers > 0"),
+    ("pt.init_process_group(); pt.ElasticDataLoader(list(range(10)), batch_size=2, num_workers=-1)",
+     "num_workers -1: a non-negative integer"),
+    ("pt.init_process_group(); pt.ElasticDataLoader(list(range(10)), batch_size=2, sampler=range(10))",
+     "sampler is not accepted: the loader orders and batches the examples itself"),
+    ("pt.init_process_group(); l = pt.ElasticDataLoader(list(range(10)), batch_size=2)\n"
+     "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1)\n"
+     "pt.ProgressScheduler(torch.optim.lr_scheduler.StepLR(o, 1), per='batch')", "per='batch': one of epoch, step"),
 ], ids=["api-before-init", "agent-before-init", "agent-too-early", "iterating-without-model", "step-outside-a-step",
-        "step-before-backward", "register-bad-object"])
+        "step-before-backward", "register-bad-object", "workers-over-an-iterable-dataset",
+        "persistent-workers-without-workers", "negative-workers", "a-sampler", "progress-scheduler-unit"])
 def test_bad_use_gets_a_clear_exception(code, message):
     r = python("import torch, pollux.torch as pt\n"
                "try:\n" + "".join("    " + line + "\n" for line in code.split("\n")) +
-               "except (pt.PolluxError, TypeError) as e:\n    print(type(e).__name__, e)\n",
+               "except (pt.PolluxError, TypeError, ValueError) as e:\n    print(type(e).__name__, e)\n",
                POLLUX_CHECKPOINT_DIR="/tmp/pollux-bad-use-%d" % os.getpid())
     assert r.returncode == 0, r.stdout + r.stderr
     assert message in r.stdout, r.stdout + r.stderr
+
+
+SCHEDULE = """
+import warnings
+warnings.simplefilter("always")
+import torch, torch.nn.functional as F, pollux.torch as pt
+pt.init_process_group()
+x = torch.randn(64, 3)
+loader = pt.ElasticDataLoader(torch.utils.data.TensorDataset(x, x.sum(1)), batch_size=8, max_batch_size=32,
+                              atomic_batch_size=(8, 32))
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=1.0)
+sched = pt.ProgressScheduler(torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5))
+model = pt.ElasticDataParallel(model, opt, sched)
+a = pt.agent()
+seen = []
+for epoch in pt.remaining_epochs_until(3):
+    if a.step == 0:
+        a.set_batch_config(32, 0)
+    for xb, yb in loader:
+        opt.zero_grad()
+        F.mse_loss(model(xb).squeeze(1), yb).backward()
+        opt.step()
+        seen.append((pt.progress_epochs(), sched.last_epoch, opt.param_groups[0]["lr"]))
+print("EPOCHS", epoch + 1, "STEPS", a.step)
+print("OK", all(last == int(p + 1e-9) and abs(lr - 0.5 ** last) < 1e-12 for p, last, lr in seen))
+"""
+
+
+def test_a_schedule_follows_progress_without_torch_warnings():
+    # StepLR halving per epoch, wrapped in ProgressScheduler and handed
+    # to ElasticDataParallel (the documented use): at 4 x M0 the scheduler
+    # counts progress epochs, not data epochs, and torch warns of nothing.
+    r = python(SCHEDULE, POLLUX_CHECKPOINT_DIR="/tmp/pollux-schedule-%d" % os.getpid(), POLLUX_ADAPT="0")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OK True" in r.stdout, r.stdout
+    assert "Warning" not in r.stderr, r.stderr

@@ -146,8 +146,12 @@ def resize(out, steps):
     to the end of epoch 2), record every example each rank took,
     checkpoint, exit."""
     env = pt.init_process_group()
+    resumed_at_init = pt.resumed()
     ds = Indexed(300)
-    loader = pt.ElasticDataLoader(ds, batch_size=24, max_batch_size=24, atomic_batch_size=(2, 6))
+    workers = int(os.environ.get("POLLUX_TEST_WORKERS", "0"))
+    extra = {"persistent_workers": True, "prefetch_factor": 4} if workers else {}
+    loader = pt.ElasticDataLoader(ds, batch_size=24, max_batch_size=24, atomic_batch_size=(2, 6),
+                                  num_workers=workers, **extra)
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     model = pt.ElasticDataParallel(model, opt)
@@ -163,14 +167,58 @@ def resize(out, steps):
             taken.append([a.samples_seen, epoch] + idx.tolist())
             opt.zero_grad()
             F.mse_loss(model(x).squeeze(1), y).backward()
+            before = a.step
             opt.step()
+            if a.step != before and a.step - start[0] == 2:
+                # A new configuration at a step boundary, mid-epoch: what
+                # the workers prefetched for the old one must not be used.
+                a.set_batch_config(2, 24 // (2 * a.replicas) - 1)
             if steps and a.step - start[0] >= steps:
                 break
         if steps and a.step - start[0] >= steps:
             break
     pt.checkpoint()
     json.dump({"taken": taken, "start": start, "end": [a.step, a.samples_seen], "resumed": pt.resumed(),
-               "replicas": a.replicas}, open(f"{out}.{env.rank}", "w"))
+               "resumed_at_init": resumed_at_init, "replicas": a.replicas}, open(f"{out}.{env.rank}", "w"))
+
+
+def adam(out, scale, epochs):
+    """AdamW on scikit-learn's digits (the example's data and network) at
+    `scale` x M0, to `epochs` epochs of scale-invariant progress, with the
+    learning-rate rule pollux.torch picks for it; the validation accuracy."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../contrib/examples/pytorch"))
+    from train import Net, digits
+    torch.manual_seed(0)
+    pt.init_process_group()
+    (xt, yt), (xv, yv) = digits(0)
+    m0 = 16
+    loader = pt.ElasticDataLoader(torch.utils.data.TensorDataset(xt, yt), batch_size=m0, max_batch_size=scale * m0,
+                                  atomic_batch_size=(m0, scale * m0))
+    model = Net()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model = pt.ElasticDataParallel(model, opt, lr_rule=os.environ.get("POLLUX_TEST_LR_RULE"))
+    a = pt.agent()
+    rule = pt._session.get().lr_rule
+    factors, accs = [], []
+
+    def accuracy():
+        with torch.no_grad():
+            return (model.module(xv).argmax(1) == yv).float().mean().item()
+
+    for _ in pt.remaining_epochs_until(epochs):
+        if a.step == 0:
+            a.set_batch_config(scale * m0, 0)
+        for x, y in loader:
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+            factors.append([a.lr_gain, pt._session.get().lr_factor()])
+            if int(pt.progress_epochs()) > len(accs):
+                accs.append(accuracy())  # at each whole epoch of progress
+            if pt.progress_epochs() >= epochs:
+                break
+    json.dump({"rule": rule, "accs": accs, "steps": a.step, "batch": a.total_batch,
+               "progress": pt.progress_epochs(), "gain": a.lr_gain, "factors": factors}, open(f"{out}.0", "w"))
 
 
 class Counter:
@@ -225,4 +273,5 @@ if __name__ == "__main__":
     scenario, out = sys.argv[1], sys.argv[2]
     args = sys.argv[3:]
     {"stats": lambda: stats(out, int(args[0])), "accum": lambda: accum(out, args[0]),
-     "resize": lambda: resize(out, int(args[0])), "roundtrip": lambda: roundtrip(out, args[0])}[scenario]()
+     "resize": lambda: resize(out, int(args[0])), "roundtrip": lambda: roundtrip(out, args[0]),
+     "adam": lambda: adam(out, int(args[0]), float(args[1]))}[scenario]()

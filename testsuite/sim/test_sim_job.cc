@@ -81,6 +81,24 @@ TEST(SimJob, InterferenceSlowsProgress) {
   EXPECT_NEAR(b.progress(), 0.5 * a.progress(), 1e-9);
 }
 
+TEST(SimJob, AFasterGpuTypeSpeedsUpComputeOnly) {
+  // imagenet at batch 400 on 1 + 1 GPUs (m = 200, s = 0): on a type twice
+  // as fast the step takes sync + (step - sync) / 2.
+  StepTimeCache cache(catalog().get("imagenet"));
+  SimJob slow("s", 0, cache, 400), fast("f", 0, cache, 400, 3);
+  slow.reallocate({1, 1}, 0);
+  fast.reallocate({1, 1}, 0, 2, 2.0);
+  slow.step(60, 0.0);
+  fast.step(60, 0.0);
+  const StepTimes& t = cache.get({1, 1}, 200);
+  ASSERT_GT(t.sync, 0.0);
+  EXPECT_NEAR(fast.progress() / slow.progress(), t.step / (t.sync + (t.step - t.sync) / 2), 1e-9);
+  // Its profile went to slot 2 (the type), none to the others.
+  EXPECT_TRUE(fast.perf_params(2).has_value());
+  EXPECT_FALSE(fast.perf_params(0).has_value());
+  EXPECT_EQ(fast.model_slots(), 3);
+}
+
 TEST(SimJob, RestartsCountReallocationsAfterTheFirstStart) {
   StepTimeCache cache(catalog().get("bert"));
   SimJob job("b", 0, cache, 384);

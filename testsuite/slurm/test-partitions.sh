@@ -7,7 +7,8 @@
 # own limits test bounds the sizes before the policy chooses (MinNodes,
 # MaxCPUsPerNode), so Slurm never refuses one; a job that limits leave no
 # size (MaxTime) gets no GPUs and says why, logged once; and reservations
-# restrict placement (issue 13).
+# restrict placement (issue 13); a job naming several partitions is sized
+# and placed by the one that allows it (issue 20).
 source "$(dirname "$0")/lib.sh"
 start_cluster
 nodes_of() { granted "$1" | wc -w; }
@@ -98,4 +99,17 @@ wait_until 120 "job $e in reservation r1, job $a outside it" placed
 wait_rounds 2
 placed || fail "job $e: $(granted "$e"); job $a: $(granted "$a")"
 note "reservation r1 (n1,n2): job $e: $(granted "$e"); job $a: $(granted "$a")"
+
+# Several partitions (-p sub,gpu): a size passes when one of them passes it,
+# as Slurm has it; sub allows 1 node, gpu 3: the job runs on 2 or 3 nodes,
+# in gpu, and no size is refused.
+scancel "$a" "$e"
+scontrol delete ReservationName=r1
+scontrol create PartitionName=sub Nodes=n[1-4] MaxNodes=1 MaxTime=INFINITE State=UP
+scontrol update PartitionName=gpu MaxNodes=3
+f=$(submit_elastic f -p sub,gpu -N 2-4 --gpus-per-node=4)
+in_gpu() { runs_as_decided "$f" && (($(nodes_of "$f") >= 2 && $(nodes_of "$f") <= 3)) && [[ $(job_field "$f" Partition) == gpu ]]; }
+wait_until 90 "job $f (-p sub,gpu -N 2-4) running on 2-3 nodes in partition gpu" in_gpu
+note "job $f (-p sub,gpu): $(granted "$f") in $(job_field "$f" Partition) | $(system_comment "$f")"
+(($(log_count "Slurm refuses|BadConstraints") == 0)) || fail "Slurm refused a size: $(grep -E 'Slurm refuses|BadConstraints' "$CLUSTER_DIR/log/slurmctld.log" | head -3)"
 note "ok"

@@ -8,10 +8,14 @@
 #    over its last run's records, left its GPUs counted on its new nodes
 #    for ever (GresUsed on an idle node) and never ran again. sched/pollux
 #    now parks the jobs it requeues until a light round has seen the requeue
-#    finish, and finishes it itself when Slurm did not.
+#    finish, and finishes it itself when Slurm did not. While the dead node
+#    is not yet DOWN (the job COMPLETING there cannot start) the job is
+#    promised no GPUs: a job waiting meanwhile gets the healthy ones.
 # 2. A job requeued by anyone else (here scontrol, as a job's own script
 #    does when a rank dies) keeps Slurm's wait (cred_expire + 1 s): started
 #    sooner, its step could collide with its last run's slurmstepd.
+# 3. A node fails under a running job: it runs again on the healthy node
+#    within Slurm's node timeout, its requeue wait and a round.
 source "$(dirname "$0")/lib.sh"
 start_cluster "pollux_checkpoint_timeout=5" --nodes 2 --gpus 1 --slurmd-timeout 8
 export POLLUX_TEST_PROFILED=16
@@ -22,9 +26,24 @@ checkpointing() { [[ $(phase "$a") == ckpt ]]; }
 wait_until 60 "job $a asked to checkpoint (to grow)" checkpointing
 note "job $a on $victim signalled ($(system_comment "$a")); killing $victim"
 cluster kill-node "$victim"
+# Another elastic job waits for a GPU meanwhile.
+w=$(submit_elastic w -N 1-2 --gpus-per-node=1)
 requeued() { (($(restarts "$a") >= 1)); }
 wait_until 60 "job $a requeued after its checkpoint timed out" requeued
 down() { [[ $(scontrol show node "$victim") =~ State=DOWN ]]; }
+# Until Slurm sets the dead node DOWN the requeued job stays COMPLETING
+# there and cannot start: it is promised no GPUs, and the waiting job gets
+# the healthy node's at once, not after the DOWN.
+silent() { [[ $(scontrol show node "$victim") =~ State=[A-Z+]*NOT_RESPONDING ]]; }
+wait_until 60 "$victim not responding" silent
+no_promise() { [[ $(comment_key "$a" state) == held && $(comment_key "$a" why) == node-failed ]]; }
+wait_until 10 "job $a (COMPLETING on $victim, which is not responding) promised no GPUs" no_promise
+note "job $a: $(job_state "$a") | $(system_comment "$a")"
+w_runs() { [[ $(job_state "$w") == RUNNING ]]; }
+wait_until 30 "job $w running on the healthy node" w_runs
+down && fail "job $w started only once $victim was DOWN: the healthy GPU idled meanwhile"
+note "job $w runs on $(granted "$w") while $victim is not yet DOWN"
+scancel "$w"
 wait_until 90 "$victim marked DOWN" down
 moved() { [[ $(job_state "$a") == RUNNING && $(granted "$a") != *"$victim"* ]]; }
 wait_until 90 "job $a running again without $victim" moved
@@ -59,4 +78,18 @@ wait_until 60 "job $b running again" eval '[[ $(job_state "$b") == RUNNING && $(
 waited=$(($(date +%s) - at))
 note "job $b started again ${waited}s after scontrol requeue"
 ((waited >= 8)) || fail "job $b, requeued by scontrol, started again after ${waited}s, before Slurm's own wait (11 s)"
+
+# 3. A node fails under a running job: the job runs again on the healthy
+# node within what Slurm's own rules take: the node DOWN (SlurmdTimeout 8 s
+# plus up to three pings of MessageTimeout + 1 = 11 s: 41 s), Slurm's wait
+# after its requeue (cred_expire + 1 = 11 s) and a round (3 s).
+wait_until 60 "job $b running as decided" runs_as_decided "$b"
+dead=$(job_field "$b" BatchHost)
+killed_at=$(date +%s)
+cluster kill-node "$dead"
+back_elsewhere() { [[ $(job_state "$b") == RUNNING && $(granted "$b") != *"$dead"* ]]; }
+wait_until 90 "job $b running again without $dead" back_elsewhere
+took=$(($(date +%s) - killed_at))
+note "job $b ran again on $(granted "$b") ${took}s after $dead failed"
+((took <= 41 + 11 + 3 + 15)) || fail "job $b ran again ${took}s after its node failed: more than Slurm's node timeout, its requeue wait and a round (70 s)"
 note "ok"

@@ -54,6 +54,31 @@ restarts_v=$(restarts "$victim")
 note "job $victim checkpointing: $(system_comment "$victim"); restarting slurmctld"
 mark=$(wc -l < "$CLUSTER_DIR/log/slurmctld.log") restarted_at=$(date +%s.%N)
 cluster restart-ctld
+# The first periodic round comes an interval (3 s) after the restart, not
+# at once: the last round's decisions are not decided again straight away.
+first_round_gap() {
+  tail -n +"$mark" "$CLUSTER_DIR/log/slurmctld.log" | awk '
+    function t(s) { gsub(/[][]/, "", s); split(s, a, "T"); split(a[2], h, ":"); return h[1] * 3600 + h[2] * 60 + h[3] }
+    /sched\/pollux: plugin loaded/ { l = t($1) } /sched\/pollux: round:/ && l { print t($1) - l; exit }'
+}
+wait_until 30 "a periodic round after the restart" eval '[[ -n $(first_round_gap) ]]'
+awk -v g="$(first_round_gap)" 'BEGIN { exit !(g >= 2.5) }' ||
+  fail "the first periodic round came $(first_round_gap) s after the restart, not an interval (3 s)"
+# Acknowledged while slurmctld is down: it is frozen, the job acknowledges
+# its checkpoint, slurmctld crashes (SIGKILL) and starts again; the first
+# (light) round takes the acknowledgement at once and requeues the job.
+ctld=$(cat "$CLUSTER_DIR/run/slurmctld.started") victim_out=$CLUSTER_DIR/jobs/$(job_field "$victim" JobName).out
+kill -STOP "$ctld"
+wait_until 40 "job $victim's acknowledgement, slurmctld frozen" \
+  awk -v t="$restarted_at" '/^checkpoint acknowledged/ && $3 >= t { f = 1 } END { exit !f }' "$victim_out"
+kill -KILL "$ctld"
+cluster restart-ctld
+loaded_at=$(date +%s)
+requeued_now() { tail -n +"$mark" "$CLUSTER_DIR/log/slurmctld.log" | grep -qE "sched/pollux: JobId=$victim: requeue"; }
+wait_until 10 "job $victim requeued after the crash (its acknowledgement was written)" requeued_now
+note "job $victim requeued $(($(date +%s) - loaded_at)) s after slurmctld came back"
+# Requeued: slurmctld restarted once more while the job waits to start again.
+cluster restart-ctld
 all_run() { runs_as_decided "$a" && runs_as_decided "$b" && runs_as_decided "$c"; }
 wait_until 120 "all three jobs running as decided" all_run
 # The restarted plugin's log up to the victim's requeue: the resize it

@@ -1,7 +1,8 @@
 #!/bin/bash
 # A second elastic job makes the first one, which holds every GPU, shrink
 # through checkpoint + requeue; both then run exactly at the sizes
-# sched/pollux decided.
+# sched/pollux decided. A rigid job then preempts both: squeue --start
+# shows no made-up start for them (issue 20).
 source "$(dirname "$0")/lib.sh"
 start_cluster
 export POLLUX_TEST_PROFILED=16  # both jobs claim to have been profiled at full scale
@@ -22,4 +23,25 @@ note "job $b: $(granted "$b") | $(system_comment "$b")"
 (($(log_count "JobId=$a: requeue .* why=shrink") == 1)) || fail "no single requeue logged for job $a"
 grep -q "checkpoint acknowledged" "$CLUSTER_DIR/jobs/a.out" || fail "job $a never acknowledged the checkpoint"
 (($(gpus_of "$a") + $(gpus_of "$b") <= 16)) || fail "more GPUs granted than the cluster has"
+
+# A rigid job takes every GPU: both elastic jobs are preempted (requeued
+# without GPUs, held). squeue --start must not show sched/pollux's parking
+# of the requeue (an hour ahead) as their start.
+rigid=$(sbatch --parsable -J rigid -N 4 --gpus-per-node=4 -o "$CLUSTER_DIR/jobs/rigid.out" "$here/rigid-job.sh")
+preempted() { [[ $(job_state "$rigid") == RUNNING && $(job_state "$a") == PENDING && $(job_state "$b") == PENDING ]]; }
+wait_until 120 "rigid job $rigid running, elastic jobs $a and $b preempted" preempted
+for j in "$a" "$b"; do
+  starts_in() {
+    local s
+    s=$(squeue --start -h -j "$1" -o %S)
+    [[ $s == N/A ]] && { echo unknown; return; }
+    echo $(($(date -d "$s" +%s) - $(date +%s)))
+  }
+  settled_start() { [[ $(starts_in "$j") == unknown ]] || (($(starts_in "$j") < 60)); }
+  wait_until 5 "job $j's start estimate ($(squeue --start -h -j "$j" -o %S)) not the requeue's parking" settled_start
+  note "preempted job $j: squeue --start ${j}: $(squeue --start -h -j "$j" -o '%S %r') | $(system_comment "$j")"
+done
+scancel "$rigid"
+back() { runs_as_decided "$a" && runs_as_decided "$b"; }
+wait_until 60 "jobs $a and $b running again once the rigid job ended" back
 note "ok"

@@ -4,7 +4,9 @@
 # message from the job_submit plugin); a job without GPUs or a node range
 # gets no message. --exclusive and --nodelist jobs are rigid: Slurm runs
 # an --exclusive job on a whole node as asked and sched/pollux never
-# touches it (no SystemComment, never requeued).
+# touches it (no SystemComment, never requeued). An elastic job whose
+# smallest size no node could hold is refused at sbatch as its rigid form
+# is, in Slurm's words (issue 20).
 source "$(dirname "$0")/lib.sh"
 start_cluster
 message() { sbatch -o /dev/null "$@" 2>&1 >/dev/null | sed -n 's/^sbatch: //p'; }
@@ -24,6 +26,21 @@ expect "rigid job (Slurm sizes it as asked, sched/pollux does not resize it): GP
   --requeue -N 1-2 --gpus=4 --wrap "$job"
 expect "rigid job" --no-requeue -N 1-2 --gpus-per-node=2 --wrap "$job"
 expect "--nodelist fixes its nodes" --requeue -N 1-2 --gpus-per-node=2 -w n1 --wrap "$job"
+# An elastic job that can never run is refused at sbatch as its rigid
+# form is, in Slurm's words (nodes: 4 CPUs, 1000 MB), not held for ever.
+refused_like_rigid() {  # refused_like_rigid WORDS sbatch-options...
+  local want=$1 rigid elastic
+  shift
+  rigid=$(message -N 1 --gpus-per-node=1 "$@" --wrap "$job" || true)
+  elastic=$(message --requeue -N 1-4 --gpus-per-node=4 "$@" --wrap "$job" || true)
+  [[ $rigid == *"$want"* ]] || fail "the rigid job ($*) was not refused with '$want': $rigid"
+  [[ $elastic == *"$want"* && $elastic == *"Batch job submission failed"* && $elastic != *"elastic job:"* ]] ||
+    fail "the elastic job ($*) was not refused like its rigid form ('$want'): $elastic"
+  note "sbatch --requeue -N 1-4 --gpus-per-node=4 $*: $elastic"
+}
+refused_like_rigid "Memory specification can not be satisfied" --mem=2000
+refused_like_rigid "CPU count per node can not be satisfied" --cpus-per-task=8
+expect "elastic job: 1-4 nodes" --requeue -N 1-4 --gpus-per-node=4 --mem=500 --cpus-per-task=2 --wrap "$job"
 [[ -z $(message -N 1 --wrap "$job") ]] || fail "a job without GPUs or node range got a message: $(message -N 1 --wrap "$job")"
 scancel --user=root
 wait_until 30 "the jobs cancelled" bash -c '[[ -z $(squeue -h -t PD,R) ]]'

@@ -186,6 +186,15 @@ struct JobEnvironment {
   static JobEnvironment from_environment();
 };
 
+/// The checkpoint directory of a job with these options (see
+/// AgentOptions::checkpoint_dir).
+std::string checkpoint_root(const AgentOptions& options, const JobEnvironment& env);
+/// Whether a committed checkpoint waits in this process's checkpoint
+/// directory (what Agent::restore() would resume from), before any agent
+/// exists: frameworks answer "resumed?" from their start on. Throws
+/// std::runtime_error if the directory's `latest` is corrupt.
+bool checkpoint_waiting(const AgentOptions& options);
+
 /// Where a checkpoint is written to or read from.
 struct CheckpointContext {
   std::string dir;      ///< directory shared by all ranks; name files per rank if they differ

@@ -23,30 +23,44 @@ enum pollux_dtype { POLLUX_FLOAT32 = 0, POLLUX_FLOAT64 = 1, POLLUX_FLOAT16 = 2, 
 enum pollux_requeue_mode { POLLUX_REQUEUE_WAIT = 0, POLLUX_REQUEUE_EXIT = 1 };
 enum pollux_step_action { POLLUX_CONTINUE = 0, POLLUX_REQUEUE_EXIT_NOW = 1 };
 
+/* The fields of the structs below, in order, each as X(type, name): the
+ * structs are declared from these lists and the library reports their
+ * layout from them (pollux_agent_struct_layout), so that a binding's
+ * declarations (Python's pollux._capi) are checked against the library it
+ * loads rather than trusted. */
+#define POLLUX_AGENT_OPTIONS_FIELDS(X)                                                      \
+  X(double, init_batch)          /* M0 */                                                   \
+  X(double, max_batch)           /* M_max */                                                \
+  X(int, min_atomic)             /* m_min */                                                \
+  X(int, max_atomic)             /* m_max */                                                \
+  X(int, accumulation)           /* 0/1 */                                                  \
+  X(int, adapt)                  /* 0/1: re-pick the batch size */                          \
+  X(double, smoothing)                                                                      \
+  X(const char*, spool_dir)      /* NULL: POLLUX_SPOOL_DIR, slurm.conf, default */          \
+  X(int, write_hints)            /* 0/1 */                                                  \
+  X(double, hint_interval)                                                                  \
+  X(const char*, checkpoint_dir) /* NULL: default (doc/agent.md) */                         \
+  X(int, requeue_mode)           /* enum pollux_requeue_mode */                             \
+  X(double, requeue_wait)                                                                   \
+  X(int, requeue_exit_code)                                                                 \
+  X(int, resize_signal)          /* 0: none */                                              \
+  X(int, verbose)                                                                           \
+  X(double, checkpoint_interval) /* seconds between automatic checkpoints; 0: none */
+
+#define POLLUX_C_FIELD(type, name) type name;
+
 typedef struct pollux_agent_options {
-  double init_batch;        /* M0 */
-  double max_batch;         /* M_max */
-  int min_atomic;           /* m_min */
-  int max_atomic;           /* m_max */
-  int accumulation;         /* 0/1 */
-  int adapt;                /* 0/1: re-pick the batch size */
-  double smoothing;
-  const char* spool_dir;    /* NULL: POLLUX_SPOOL_DIR, slurm.conf, default */
-  int write_hints;          /* 0/1 */
-  double hint_interval;
-  const char* checkpoint_dir; /* NULL: default (doc/agent.md) */
-  int requeue_mode;         /* enum pollux_requeue_mode */
-  double requeue_wait;
-  int requeue_exit_code;
-  int resize_signal;        /* 0: none */
-  int verbose;
-  double checkpoint_interval; /* seconds between automatic checkpoints; 0: none */
+  POLLUX_AGENT_OPTIONS_FIELDS(POLLUX_C_FIELD)
 } pollux_agent_options;
 
 /* Defaults of AgentOptions (M0 = M_max = 1, m in [1, 1]: set the limits). */
 void pollux_agent_options_init(pollux_agent_options* options);
 /* Applies POLLUX_* environment overrides. 0 or -1. */
 int pollux_agent_options_from_env(pollux_agent_options* options);
+/* 1 if a committed checkpoint waits in the checkpoint directory these
+ * options name (what restore() would resume from), 0 if none, -1 on error:
+ * a framework's "resumed?" before its agent exists. */
+int pollux_agent_checkpoint_waiting(const pollux_agent_options* options);
 
 /* A CPU agent (float32/float64 host buffers). Collective over the MPI
  * communicator `mpi_comm_f` (Fortran handle), or single-process with -1.
@@ -64,26 +78,35 @@ void pollux_agent_destroy(pollux_agent* agent);
  * The framework (e.g. PyTorch DDP) all-reduces the gradients; the agent's
  * own small collectives go through these callbacks, each called by every
  * rank in the same order; they return 0 on success. */
+/* SUM all-reduce of `count` doubles in place. */
+typedef int (*pollux_allreduce_fn)(double* values, int count, void* user);
+/* Root's `bytes` bytes at `data` are copied to every rank's `data`. */
+typedef int (*pollux_broadcast_fn)(void* data, size_t bytes, int root, void* user);
+
+#define POLLUX_COMMUNICATOR_FIELDS(X)                                                       \
+  X(int, rank)                                                                              \
+  X(int, size)                                                                              \
+  X(int, nodes) /* distinct nodes the ranks run on */                                       \
+  X(pollux_allreduce_fn, allreduce_sum)                                                     \
+  X(pollux_broadcast_fn, broadcast)                                                         \
+  X(void*, user)
+
 typedef struct pollux_communicator {
-  int rank;
-  int size;
-  int nodes;  /* distinct nodes the ranks run on */
-  /* SUM all-reduce of `count` doubles in place. */
-  int (*allreduce_sum)(double* values, int count, void* user);
-  /* Root's `bytes` bytes at `data` are copied to every rank's `data`. */
-  int (*broadcast)(void* data, size_t bytes, int root, void* user);
-  void* user;
+  POLLUX_COMMUNICATOR_FIELDS(POLLUX_C_FIELD)
 } pollux_communicator;
 
 /* What one rank measured in one optimizer step (struct GradientNorms in
  * pollux/agent.h), every squared norm summed over the buckets. */
+#define POLLUX_GRADIENT_NORMS_FIELDS(X)                                                     \
+  X(double, local_sqr) /* sum of |local gradient|^2 before the all-reduce */                \
+  X(int, local_grads)  /* local gradients in local_sqr: 1, or accum_steps + 1 (one per micro-step) */ \
+  X(double, sync_sqr)  /* |averaged gradient|^2 after it */                                 \
+  X(int, has_prev)     /* two-step phase "compare" only: */                                 \
+  X(double, prev_sqr)  /*   |kept gradient|^2 */                                            \
+  X(double, dot_prev)  /*   <kept, current> */
+
 typedef struct pollux_gradient_norms {
-  double local_sqr;  /* sum of |local gradient|^2 before the all-reduce */
-  int local_grads;   /* local gradients in local_sqr: 1, or accum_steps + 1 (one per micro-step) */
-  double sync_sqr;   /* |averaged gradient|^2 after it */
-  int has_prev;      /* two-step phase "compare" only: */
-  double prev_sqr;   /*   |kept gradient|^2 */
-  double dot_prev;   /*   <kept, current> */
+  POLLUX_GRADIENT_NORMS_FIELDS(POLLUX_C_FIELD)
 } pollux_gradient_norms;
 
 enum pollux_two_step { POLLUX_TWO_STEP_OFF = 0, POLLUX_TWO_STEP_KEEP = 1, POLLUX_TWO_STEP_COMPARE = 2 };
@@ -153,13 +176,26 @@ int pollux_agent_predict_iter_time(const pollux_agent* agent, int nodes, int rep
                                    int accum_steps, double* seconds);
 /* The profiled configurations (medians of the measured step times): fills
  * up to `max` and returns how many there are. */
+#define POLLUX_PROFILE_SAMPLE_FIELDS(X)                                                     \
+  X(int, nodes)                                                                             \
+  X(int, replicas)                                                                          \
+  X(double, atomic_batch)                                                                   \
+  X(double, grad_time)                                                                      \
+  X(double, step_time)
+
 typedef struct pollux_profile_sample {
-  int nodes, replicas;
-  double atomic_batch, grad_time, step_time;
+  POLLUX_PROFILE_SAMPLE_FIELDS(POLLUX_C_FIELD)
 } pollux_profile_sample;
 int pollux_agent_profile(const pollux_agent* agent, pollux_profile_sample* out, int max);
 
 const char* pollux_agent_last_error(void);
+
+/* The layout of one of this header's structs as this library was built
+ * with it: "<sizeof>;<field>:<kind>:<offset>:<size>;..." (kind: d double,
+ * i int, q long long, p pointer), fields in order; NULL for an unknown
+ * name. `name`: "pollux_agent_options", "pollux_communicator",
+ * "pollux_gradient_norms" or "pollux_profile_sample". */
+const char* pollux_agent_struct_layout(const char* name);
 
 #ifdef __cplusplus
 }

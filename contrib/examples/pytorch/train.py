@@ -66,7 +66,11 @@ def main():
     p.add_argument("--lr", type=float, default=0.1,
                    help="for batch_size; the AdaScale gain (up to max/batch size) multiplies it")
     p.add_argument("--momentum", type=float, default=0.0)
-    p.add_argument("--lr-rule", choices=("adascale", "sqrt", "linear"), default="adascale")
+    p.add_argument("--lr-rule", choices=("adascale", "adamscale", "sqrt", "linear"), default=None,
+                   help="default: pollux.torch's for the optimizer (adascale for SGD)")
+    p.add_argument("--schedule", choices=("cosine", "constant"), default="cosine",
+                   help="learning-rate schedule over the scale-invariant epochs (stepped by progress)")
+    p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes per rank")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log-every", type=int, default=10, help="steps between progress lines")
     p.add_argument("--eval-every", type=int, default=10, help="steps between validations")
@@ -81,10 +85,15 @@ def main():
     (xt, yt), (xv, yv) = digits(o.seed)
     train_set = torch.utils.data.TensorDataset(xt, yt)
     loader = pollux.ElasticDataLoader(train_set, batch_size=o.batch_size, max_batch_size=o.max_batch_size,
-                                      atomic_batch_size=tuple(o.atomic), seed=o.seed)
+                                      atomic_batch_size=tuple(o.atomic), seed=o.seed, num_workers=o.workers,
+                                      persistent_workers=o.workers > 0)
     model = Net()
     optimizer = torch.optim.SGD(model.parameters(), lr=o.lr, momentum=o.momentum)
-    model = pollux.ElasticDataParallel(model, optimizer, lr_rule=o.lr_rule)
+    schedule = None
+    if o.schedule == "cosine":  # per epoch of progress, not of data: the scheduler's epochs are progress epochs
+        schedule = pollux.ProgressScheduler(torch.optim.lr_scheduler.CosineAnnealingLR(
+            optimizer, T_max=max(1, round(o.epochs)), eta_min=0.05 * o.lr))
+    model = pollux.ElasticDataParallel(model, optimizer, schedule, lr_rule=o.lr_rule)
     agent = pollux.agent()
     lead = pollux.rank() == 0
     xv, yv = xv.to(dev), yv.to(dev)

@@ -20,6 +20,10 @@ namespace pollux {
 /// A node of the cluster. Its index in the nodes vector identifies it.
 struct NodeInfo {
   int gpus = 0;
+  /// Its GPU type, 0..#types - 1 (a cluster of one type: all 0). Pollux
+  /// places a job on nodes of one type only (data-parallel replicas on
+  /// several types would all be paced by the slowest).
+  int type = 0;
 };
 
 /// GPUs (replicas) of one job on one node.
@@ -42,6 +46,13 @@ Placement normalize_placement(Placement p);
 struct JobInfo {
   std::uint64_t id = 0;          ///< stable across rounds (policies keep per-job state)
   SpeedupFn speedup;             ///< empty: no model yet, linear speedup
+  /// Pollux on a cluster of several GPU types: the job's speedup on nodes
+  /// of type t (NodeInfo::type), all measured against the same base - the
+  /// job's best one-GPU goodput on any type (TypedGoodput builds them) -
+  /// so that they compare across types. An empty entry, or a type beyond
+  /// the vector, is a type the job may not use. Empty vector: `speedup`
+  /// on every type (the untyped case).
+  std::vector<SpeedupFn> speedup_by_type;
   double submit_time = 0;        ///< seconds; ties in FIFO order are broken by id
   double age = 0;                ///< seconds since submission
   int restarts = 0;              ///< re-allocations so far

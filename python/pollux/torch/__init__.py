@@ -5,7 +5,8 @@ Slurm's sched/pollux (doc/pytorch.md).
     pollux.init_process_group()                      # srun's tasks, or one process
     loader = pollux.ElasticDataLoader(train_set, batch_size=64, max_batch_size=1024,
                                       atomic_batch_size=(16, 128))
-    model = pollux.ElasticDataParallel(model, optimizer, lr_scheduler)
+    schedule = pollux.ProgressScheduler(torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=30))
+    model = pollux.ElasticDataParallel(model, optimizer, schedule)   # steps schedule by progress epochs
     for epoch in pollux.remaining_epochs_until(30):
         for x, y in loader:
             optimizer.zero_grad()
@@ -21,8 +22,9 @@ from .._capi import AgentLibraryError, PolluxError
 from . import _session
 from .data import ElasticDataLoader
 from .parallel import ElasticDataParallel
+from .schedule import ProgressScheduler
 
-__all__ = ["init_process_group", "ElasticDataParallel", "ElasticDataLoader", "remaining_epochs_until", "register",
+__all__ = ["init_process_group", "ElasticDataParallel", "ElasticDataLoader", "ProgressScheduler", "remaining_epochs_until", "register",
            "checkpoint", "device", "rank", "world_size", "agent", "resumed", "progress_epochs", "PolluxError",
            "AgentLibraryError"]
 
@@ -47,6 +49,13 @@ def _close():
         return
     if s.agent is not None:
         s.agent.close()
+    # The model (DDP, which holds the process groups), optimizer and loader
+    # are freed now, while the groups exist, not in the interpreter's
+    # teardown in whatever order it takes.
+    s.model = s.optimizer = s.lr_scheduler = s.loader = None
+    s.kept = {}
+    import gc
+    gc.collect()
     import datetime
     import torch.distributed as dist
     if dist.is_initialized():
@@ -84,7 +93,8 @@ def agent():
 
 
 def resumed():
-    """True once training resumed from a checkpoint (after the first batch or remaining_epochs_until)."""
+    """True when this run resumes from a checkpoint, from init_process_group() on (a committed checkpoint
+    waits; the first batch or remaining_epochs_until restores it)."""
     return _session.get("pollux.torch.resumed()").resumed
 
 
@@ -113,9 +123,12 @@ def checkpoint():
 def remaining_epochs_until(epochs):
     """Yields the data epoch to train while fewer than `epochs` epochs of
     scale-invariant progress are done (the agent's progress in M0-batches,
-    times M0, over the dataset's size: with a larger batch an epoch of data
-    counts for less than an epoch of progress, as AdaScale prescribes).
-    After a requeue it resumes where the job stopped."""
+    times M0, over the dataset's size). With a batch M > M0 a data epoch
+    counts for r M0 / M <= 1 epochs of progress (r the AdaScale gain, at
+    most M / M0), so this loop runs more iterations than `epochs` when the
+    batch grows: do not step a schedule per iteration of it, wrap the
+    scheduler in ProgressScheduler or read progress_epochs(). After a
+    requeue it resumes where the job stopped."""
     s = _session.get("remaining_epochs_until()")
     if s.loader is None:
         raise PolluxError("remaining_epochs_until() needs the ElasticDataLoader first")

@@ -18,6 +18,7 @@ import math
 import os
 import random
 import sys
+import types
 
 import torch
 
@@ -27,7 +28,17 @@ from . import _dist, _timing
 
 _STATE_FILE = "pytorch-state.pt"
 _RNG_FILE = "pytorch-rng-{}.pt"
-LR_RULES = ("adascale", "sqrt", "linear")
+LR_RULES = ("adascale", "adamscale", "sqrt", "linear")
+# Adam-family optimizers get AdamScale by default (doc/pytorch.md,
+# "Learning-rate rules"): their update is normalised by the gradient's
+# second moment, so the gain that is right for SGD overshoots there.
+_ADAM_FAMILY = tuple(getattr(torch.optim, n) for n in ("Adam", "AdamW", "Adamax", "NAdam", "RAdam", "SparseAdam")
+                     if hasattr(torch.optim, n))
+
+
+def default_lr_rule(optimizer):
+    """The learning-rate rule for `optimizer` when the user names none."""
+    return "adamscale" if isinstance(optimizer, _ADAM_FAMILY) else "adascale"
 
 _session = None
 
@@ -55,10 +66,11 @@ class Session:
         self.model = None
         self.optimizer = None
         self.lr_scheduler = None
-        self.lr_rule = "adascale"
+        self.lr_rule = None
         self.objects = {}
         self.started = False
-        self.resumed = False
+        # Known before the agent exists (it restores at the first batch).
+        self.resumed = _agent.checkpoint_waiting(_agent.AgentOptions(init_batch=1))
         # Step protocol.
         self.micro = -1          # micro-step of the step in progress, -1 between steps
         self.accum = 0           # accum_steps of the step in progress
@@ -89,6 +101,9 @@ class Session:
     def attach_model(self, model, optimizer, lr_scheduler, lr_rule, scaler=None):
         if self.model is not None:
             raise PolluxError("one ElasticDataParallel model per job")
+        chosen = lr_rule is None
+        if chosen:
+            lr_rule = default_lr_rule(optimizer)
         if lr_rule not in LR_RULES:
             raise ValueError(f"lr_rule {lr_rule!r}: one of {', '.join(LR_RULES)}")
         if self.started:
@@ -97,6 +112,10 @@ class Session:
         _patch_optimizer(self, optimizer)
         if scaler is not None:
             _patch_scaler(self, scaler)
+        if self.env.rank == 0 and os.environ.get("POLLUX_VERBOSE", "1") != "0":
+            how = "the default for" if chosen else "as asked, for"
+            print(f"pollux.torch: learning-rate rule {lr_rule} ({how} {type(optimizer).__name__}; "
+                  f"ElasticDataParallel(lr_rule=...) chooses another)", file=sys.stderr, flush=True)
 
     def start(self):
         """Restores the latest checkpoint once, before the first step. Collective."""
@@ -194,6 +213,8 @@ class Session:
         a = self.agent
         if self.lr_rule == "adascale":
             return a.lr_gain
+        if self.lr_rule == "adamscale":
+            return math.sqrt(a.lr_gain)
         ratio = a.total_batch / self.loader.batch_size
         return math.sqrt(ratio) if self.lr_rule == "sqrt" else ratio
 
@@ -261,6 +282,8 @@ class Session:
             for g, lr in zip(groups, base):
                 g["lr"] = lr
         self._finish()
+        if getattr(self.lr_scheduler, "follows_progress", False):
+            self.lr_scheduler.step()
         return result
 
     def end_left_out_step(self):
@@ -281,15 +304,20 @@ class Session:
 def _patch_optimizer(session, optimizer):
     real_step, real_zero = optimizer.step, optimizer.zero_grad
 
-    def step(closure=None):
+    def step(opt, closure=None):
         return session.optimizer_step(real_step, closure)
 
-    def zero_grad(*args, **kwargs):
+    def zero_grad(opt, *args, **kwargs):
         if session.zero_grad_allowed():
             return real_zero(*args, **kwargs)
         return None
 
-    optimizer.step, optimizer.zero_grad = step, zero_grad
+    # Bound methods, as torch's LR schedulers expect to find (they wrap
+    # optimizer.step to count calls); and the marks a scheduler created
+    # before this wrapper left on the real step, so that the scheduler does
+    # not warn that optimizer.step() was overridden after its creation.
+    step.__dict__.update(getattr(real_step, "__dict__", {}))
+    optimizer.step, optimizer.zero_grad = types.MethodType(step, optimizer), types.MethodType(zero_grad, optimizer)
 
 
 def _patch_scaler(session, scaler):

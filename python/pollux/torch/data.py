@@ -12,8 +12,19 @@ An iteration over the loader is one epoch: it ends at the first step
 boundary at or after the epoch's last example (a step that straddles two
 epochs takes the first examples of the next one, which that epoch then
 does not take again).
+
+With DataLoader workers the loader plans ahead: the index lists of the
+coming micro-steps are computed from the agent's position and batch
+configuration and handed to a torch DataLoader, whose workers load and
+collate them in order while the model trains. The plan holds while the
+configuration does; at every step boundary the loader checks that the
+agent's position and configuration are those it planned for, and when the
+agent changed them (a new batch size takes effect at a step boundary) it
+drops what the workers prefetched and plans again from there. So the
+stream is the same with or without workers.
 """
 import torch
+from torch.utils.data import DataLoader, IterableDataset
 from torch.utils.data.dataloader import default_collate
 
 from .. import _agent
@@ -21,21 +32,63 @@ from .._capi import PolluxError
 from . import _session
 
 
+class _Plan:
+    """The micro-batches' indices from a position on, for one batch
+    configuration, to the first step boundary at or after `end`."""
+
+    def __init__(self, loader, pos, atomic, accum, replicas, rank, end):
+        self.loader, self.pos, self.end = loader, pos, end
+        self.atomic, self.accum, self.replicas, self.rank = atomic, accum, replicas, rank
+        self.step = atomic * replicas * (accum + 1)
+
+    def config(self):
+        return self.atomic, self.accum, self.replicas, self.rank
+
+    def __iter__(self):
+        pos = self.pos
+        while pos < self.end:
+            for k in range(self.accum + 1):
+                yield self.loader.indices(pos + (k * self.replicas + self.rank) * self.atomic, self.atomic)
+            pos += self.step
+
+
+class _PlanSampler:
+    """The DataLoader's batch_sampler: the loader's current plan."""
+
+    def __init__(self):
+        self.plan = None
+
+    def __iter__(self):
+        return iter(self.plan)
+
+
 class ElasticDataLoader:
     """ElasticDataLoader(dataset, batch_size, max_batch_size=None,
     atomic_batch_size=(1, None), accumulation=True, shuffle=True, seed=0,
-    collate_fn=None)
+    collate_fn=None, num_workers=0, pin_memory=False, prefetch_factor=None,
+    persistent_workers=False, worker_init_fn=None, **dataloader_options)
 
     `batch_size` is M0, the batch size the learning rate was tuned for;
     the agent picks the batch size up to `max_batch_size` (default:
     batch_size, i.e. fixed), split into per-replica micro-batches within
     `atomic_batch_size` = (min, max) (max default: batch_size) and, when
     `accumulation`, several micro-steps per optimizer step.
+
+    `collate_fn`, `num_workers`, `pin_memory`, `prefetch_factor`,
+    `persistent_workers`, `worker_init_fn` and the other keywords of
+    torch's DataLoader (timeout, multiprocessing_context, generator) mean
+    what they mean there; the order of the examples (sampler, shuffle,
+    batch_sampler, drop_last) is the loader's own.
     """
 
     def __init__(self, dataset, batch_size, max_batch_size=None, atomic_batch_size=(1, None), accumulation=True,
-                 shuffle=True, seed=0, collate_fn=None):
+                 shuffle=True, seed=0, collate_fn=None, num_workers=0, pin_memory=False, prefetch_factor=None,
+                 persistent_workers=False, worker_init_fn=None, **dataloader_options):
         session = _session.get("ElasticDataLoader")
+        if isinstance(dataset, IterableDataset):
+            raise TypeError("ElasticDataLoader needs a map-style dataset (with __len__ and __getitem__), not an "
+                            "IterableDataset: the loader resumes at an exact example after a resize, and its "
+                            "workers load the examples it names")
         try:
             n = len(dataset)
         except TypeError:
@@ -44,10 +97,30 @@ class ElasticDataLoader:
             raise ValueError("the dataset is empty")
         if int(batch_size) != batch_size or batch_size < 1:
             raise ValueError(f"batch_size {batch_size!r}: a positive integer")
+        ordering = {"sampler", "batch_sampler", "drop_last", "shuffle"} & set(dataloader_options)
+        if ordering:
+            raise TypeError(f"ElasticDataLoader: {', '.join(sorted(ordering))} is not accepted: the loader orders "
+                            "and batches the examples itself (shuffle=, seed=) so that a resize neither skips nor "
+                            "repeats one")
+        if int(num_workers) != num_workers or num_workers < 0:
+            raise ValueError(f"num_workers {num_workers!r}: a non-negative integer")
+        if num_workers == 0 and (persistent_workers or prefetch_factor is not None):
+            raise ValueError("persistent_workers and prefetch_factor need worker processes: set num_workers > 0")
         lo, hi = atomic_batch_size
         self.dataset, self.batch_size, self.shuffle, self.seed = dataset, int(batch_size), bool(shuffle), int(seed)
         self.collate_fn = collate_fn or default_collate
+        self.num_workers = int(num_workers)
         self._perm = (None, None)
+        self._sampler = _PlanSampler()
+        workers = {"prefetch_factor": prefetch_factor} if prefetch_factor is not None else {}
+        self._loader = DataLoader(dataset, batch_sampler=self._sampler, collate_fn=self.collate_fn,
+                                  num_workers=self.num_workers, pin_memory=pin_memory,
+                                  persistent_workers=persistent_workers, worker_init_fn=worker_init_fn,
+                                  **workers, **dataloader_options)
+        # Without workers, pinning or other DataLoader options the batches
+        # are collated here, batch by batch as asked: nothing is loaded
+        # ahead, and no DataLoader draws from the global RNG per epoch.
+        self._in_process = self.num_workers == 0 and not pin_memory and not dataloader_options
         options = _agent.AgentOptions(init_batch=self.batch_size,
                                       max_batch=max_batch_size if max_batch_size is not None else self.batch_size,
                                       min_atomic=int(lo), max_atomic=int(hi if hi is not None else self.batch_size),
@@ -84,20 +157,35 @@ class ElasticDataLoader:
         """The data epoch the next example belongs to."""
         return self._session.agent.samples_seen // len(self.dataset)
 
+    def _plan(self, end):
+        a = self._session.agent
+        plan = _Plan(self, a.samples_seen, a.atomic_batch, a.accum_steps, a.replicas, a.rank, end)
+        if self._in_process:
+            return plan, (self.collate_fn([self.dataset[i] for i in idx]) for idx in plan)
+        self._sampler.plan = plan
+        return plan, iter(self._loader)
+
     def __iter__(self):
         s = self._session
         s.start()
         a = s.agent
         end = (a.samples_seen // len(self.dataset) + 1) * len(self.dataset)
+        plan, batches = self._plan(end)
+        expected = plan.pos
         while a.samples_seen < end:
-            pos, atomic, accum, replicas, rank = a.samples_seen, a.atomic_batch, a.accum_steps, a.replicas, a.rank
-            for k in range(accum + 1):
-                idx = self.indices(pos + (k * replicas + rank) * atomic, atomic)
-                batch = self.collate_fn([self.dataset[i] for i in idx])
-                s.begin_micro(k, accum)
+            if (a.samples_seen, a.atomic_batch, a.accum_steps, a.replicas, a.rank) != (expected,) + plan.config():
+                # The agent changed the configuration at this step boundary:
+                # what the workers prefetched is for the old one.
+                del batches
+                plan, batches = self._plan(end)
+                expected = plan.pos
+            for k in range(plan.accum + 1):
+                batch = next(batches)
+                s.begin_micro(k, plan.accum)
                 yield batch
             if s.micro != -1:  # optimizer.step() left out: a skipped update, or a misuse
                 s.end_left_out_step()
+            expected += plan.step
 
     def state_dict(self):
         return {"seed": self.seed, "shuffle": self.shuffle, "examples": len(self.dataset),

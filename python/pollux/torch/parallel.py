@@ -107,16 +107,19 @@ def _hook(session, bucket):
 class ElasticDataParallel(DistributedDataParallel):
     """DistributedDataParallel for an elastic job.
 
-    ElasticDataParallel(model, optimizer, lr_scheduler=None, lr_rule="adascale", scaler=None, **ddp_options)
+    ElasticDataParallel(model, optimizer, lr_scheduler=None, lr_rule=None, scaler=None, **ddp_options)
 
     `model` is moved to pollux.torch.device(). The optimizer's step() and
     zero_grad() are wrapped: within a step of several micro-steps (gradient
     accumulation, chosen by the agent) step() only marks the micro-step and
     the gradients accumulate without an all-reduce (no_sync); on the last
     one the learning rate of every group is multiplied, for this update
-    only, by the rule's factor: "adascale" the agent's gain (default),
-    "sqrt" sqrt(M / M0), "linear" M / M0 (M the batch size, M0 the
-    loader's batch_size). The gradients the optimizer sees are the mean
+    only, by the rule's factor: "adascale" the agent's gain r (the default
+    for SGD and others), "adamscale" sqrt(r) (the default for Adam, AdamW
+    and the Adam family), "sqrt" sqrt(M / M0), "linear" M / M0 (M the
+    batch size, M0 the loader's batch_size). Rank 0 states the rule in the
+    job's log. A pollux.torch.ProgressScheduler given as lr_scheduler is
+    stepped by scale-invariant progress after every optimizer step. The gradients the optimizer sees are the mean
     over the whole batch. The model, optimizer and scheduler are
     checkpointed and restored by the agent's protocol.
 
@@ -127,7 +130,7 @@ class ElasticDataParallel(DistributedDataParallel):
     statistics (doc/pytorch.md, "Mixed precision").
     """
 
-    def __init__(self, module, optimizer, lr_scheduler=None, lr_rule="adascale", scaler=None, **ddp_options):
+    def __init__(self, module, optimizer, lr_scheduler=None, lr_rule=None, scaler=None, **ddp_options):
         session = _session.get("ElasticDataParallel")
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise TypeError(f"optimizer: a torch.optim.Optimizer, not {type(optimizer).__name__}")

@@ -1,0 +1,32 @@
+// The policy's view of an elastic job (see pollux/job_description.h).
+#include "pollux/job_description.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace pollux {
+
+JobInfo describe_elastic_job(const ElasticJobState& job, double restart_penalty, bool arrivals_round) {
+  JobInfo info;
+  info.id = job.id;
+  info.submit_time = job.submit_time;
+  info.age = std::max(0.0, job.now - job.submit_time);
+  if (arrivals_round) info.age = std::max(info.age, restart_penalty * (job.restarts + 1));
+  info.restarts = job.restarts;
+  info.attained_service = job.attained_service;
+  info.speedup = job.speedup;
+  info.speedup_by_type = job.speedup_by_type;
+  info.min_replicas = std::max(job.min_gpus, 0);
+  const int held = std::max(job.held_gpus, 0);
+  info.max_replicas = std::min({job.max_gpus, std::max({2 * job.max_profiled_replicas, held, 1}),
+                                job.max_gpus_by_batch > 0 ? std::max(job.max_gpus_by_batch, held) : INT_MAX});
+  if (job.max_gpus_limit > 0) info.max_replicas = std::min(info.max_replicas, job.max_gpus_limit);
+  info.max_replicas = std::max(info.max_replicas, info.min_replicas);
+  info.requested_gpus = job.requested_gpus;
+  info.min_nodes = job.min_nodes;
+  info.max_nodes = job.max_nodes;
+  info.allowed_nodes = job.allowed_nodes;
+  return info;
+}
+
+}  // namespace pollux

@@ -1,0 +1,111 @@
+// A job's goodput per GPU type (see pollux/typed_goodput.h).
+#include "pollux/typed_goodput.h"
+
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+namespace pollux {
+
+TypeRatios::TypeRatios(std::vector<double> seed) : seed_(std::move(seed)) {
+  if (seed_.empty()) throw std::invalid_argument("TypeRatios: no GPU type");
+  for (double s : seed_)
+    if (!std::isfinite(s) || s <= 0) throw std::invalid_argument("TypeRatios: a speed must be finite and positive");
+  log_sum_.assign(seed_.size() * seed_.size(), 0.0);
+  count_.assign(seed_.size() * seed_.size(), 0);
+}
+
+double TypeRatios::grad_time_ratio(int from, int to) const noexcept {
+  if (from < 0 || to < 0 || from >= types() || to >= types()) return 1.0;
+  const std::size_t k = static_cast<std::size_t>(from) * seed_.size() + static_cast<std::size_t>(to);
+  const double prior = std::log(seed_[from] / seed_[to]);  // T_to / T_from = speed_from / speed_to
+  return std::exp((prior + log_sum_[k]) / (1.0 + count_[k]));
+}
+
+void TypeRatios::observe(int a, int b, double grad_time_a, double grad_time_b) noexcept {
+  if (a < 0 || b < 0 || a >= types() || b >= types() || a == b) return;
+  if (!(std::isfinite(grad_time_a) && std::isfinite(grad_time_b) && grad_time_a > 0 && grad_time_b > 0)) return;
+  const double r = std::log(grad_time_b / grad_time_a);
+  const std::size_t n = seed_.size();
+  log_sum_[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)] += r;
+  log_sum_[static_cast<std::size_t>(b) * n + static_cast<std::size_t>(a)] -= r;
+  ++count_[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)];
+  ++count_[static_cast<std::size_t>(b) * n + static_cast<std::size_t>(a)];
+}
+
+int TypeRatios::observations(int a, int b) const noexcept {
+  if (a < 0 || b < 0 || a >= types() || b >= types()) return 0;
+  return count_[static_cast<std::size_t>(a) * seed_.size() + static_cast<std::size_t>(b)];
+}
+
+TypedGoodput::TypedGoodput(const std::vector<std::optional<PerfParams>>& fitted, const GradStats& grad,
+                           const BatchLimits& limits, const TypeRatios& ratios, const std::vector<int>& samples)
+    : perf_(fitted.size()), source_(fitted.size(), TypeModelSource::kNone), grad_(grad), limits_(limits) {
+  if (static_cast<int>(fitted.size()) != ratios.types())
+    throw std::invalid_argument("TypedGoodput: one fit slot per GPU type expected");
+  if (!limits.valid()) throw std::invalid_argument("TypedGoodput: invalid batch limits");
+  // The fitted type the estimates start from.
+  int from = -1;
+  for (int t = 0; t < types(); ++t) {
+    if (!fitted[t]) continue;
+    const int w = t < static_cast<int>(samples.size()) ? samples[t] : 0;
+    const int best = from >= 0 && from < static_cast<int>(samples.size()) ? samples[from] : 0;
+    if (from < 0 || w > best) from = t;
+  }
+  for (int t = 0; t < types(); ++t) {
+    speed_.push_back(1.0 / ratios.grad_time_ratio(0, t));
+    if (fitted[t]) {
+      perf_[t] = *fitted[t];
+      source_[t] = TypeModelSource::kFitted;
+    } else if (from >= 0) {
+      PerfParams p = *fitted[from];
+      const double r = ratios.grad_time_ratio(from, t);
+      p.alpha_c *= r;
+      p.beta_c *= r;
+      perf_[t] = p;
+      source_[t] = TypeModelSource::kEstimated;
+    }
+  }
+  for (int t = 0; t < types(); ++t) {
+    const double g = goodput(t, 1, 1);
+    if (g > base_) {
+      base_ = g;
+      best_type_ = t;
+    }
+  }
+  if (from < 0)
+    for (int t = 0; t < types(); ++t)
+      if (speed_[t] > speed_[best_type_]) best_type_ = t;
+}
+
+double TypedGoodput::goodput(int type, int nodes, int replicas) const {
+  if (type < 0 || type >= types() || source_[type] == TypeModelSource::kNone) return 0.0;
+  return GoodputModel(perf_[type], grad_, limits_.init_batch).optimize(nodes, replicas, limits_).goodput;
+}
+
+std::vector<SpeedupFn> TypedGoodput::speedups() const {
+  std::vector<SpeedupFn> out(perf_.size());
+  if (base_ <= 0) {
+    if (source_.empty() || source_[0] != TypeModelSource::kNone) return out;  // models, none valid
+    const double fastest = speed_[best_type_];
+    for (int t = 0; t < types(); ++t) {
+      const double f = speed_[t] / fastest;
+      out[t] = [f](int nodes, int replicas) { return nodes > 0 && replicas > 0 ? f * replicas : 0.0; };
+    }
+    return out;
+  }
+  for (int t = 0; t < types(); ++t) {
+    if (source_[t] == TypeModelSource::kNone) continue;
+    std::shared_ptr<SpeedupFunction> fn;
+    try {
+      fn = std::make_shared<SpeedupFunction>(GoodputModel(perf_[t], grad_, limits_.init_batch), limits_);
+    } catch (const std::invalid_argument&) {
+      continue;  // no valid configuration on one GPU of this type
+    }
+    const double f = fn->base_goodput() / base_;
+    out[t] = [fn, f](int nodes, int replicas) { return (*fn)(nodes, replicas) * f; };
+  }
+  return out;
+}
+
+}  // namespace pollux

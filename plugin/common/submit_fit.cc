@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The smallest size's fit at submission (see submit_fit.h).
+#include "submit_fit.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace pollux::sched {
+namespace {
+
+// What the smallest size needs on each node: CPUs and MB of memory (0: none).
+struct Need {
+  std::uint64_t cpus = 1;
+  std::uint64_t memory = 0;
+};
+
+Need need_of(const job_desc_msg_t* d) {
+  Need n;
+  const std::uint64_t cpt = d->cpus_per_task == NO_VAL16 || d->cpus_per_task == 0 ? 1 : d->cpus_per_task;
+  n.cpus = cpt;  // one task (one GPU) per node
+  if (d->pn_min_cpus != NO_VAL16 && d->pn_min_cpus > n.cpus) n.cpus = d->pn_min_cpus;
+  if (d->pn_min_memory != NO_VAL64 && d->pn_min_memory != 0) {
+    if (d->pn_min_memory & MEM_PER_CPU) n.memory = (d->pn_min_memory & ~MEM_PER_CPU) * n.cpus;
+    else n.memory = d->pn_min_memory;
+  }
+  return n;
+}
+
+// The partitions the job names, or the default one.
+std::vector<part_record_t*> partitions_of(const job_desc_msg_t* d) {
+  std::vector<part_record_t*> out;
+  if (d->partition == nullptr || d->partition[0] == '\0') {
+    if (default_part_loc != nullptr) out.push_back(default_part_loc);
+    return out;
+  }
+  std::string names = d->partition;
+  std::size_t start = 0;
+  while (start <= names.size()) {
+    const std::size_t comma = names.find(',', start);
+    std::string name = names.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!name.empty())
+      if (part_record_t* p = find_part_record(name.data())) out.push_back(p);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<SubmitRefusal> smallest_size_refusal(const job_desc_msg_t* desc, int min_nodes) {
+  const std::vector<part_record_t*> parts = partitions_of(desc);
+  if (parts.empty()) return std::nullopt;  // Slurm refuses an unknown partition itself
+  const Need need = need_of(desc);
+  bool cpus_ok = false, mem_ok = false;
+  for (part_record_t* part : parts) {
+    if (part->node_bitmap == nullptr) continue;
+    int fit = 0;
+    node_record_t* node = nullptr;
+    for (int i = 0; (node = next_node(&i)) != nullptr; ++i) {
+      if (!bit_test(part->node_bitmap, node->index)) continue;
+      const bool c = node->cpus >= need.cpus, m = need.memory == 0 || node->real_memory >= need.memory;
+      cpus_ok |= c;
+      mem_ok |= c && m;
+      if (c && m) ++fit;
+    }
+    if (fit >= std::max(min_nodes, 1)) return std::nullopt;
+  }
+  // Slurm's own words for it (node_scheduler.c: _set_err_msg()).
+  SubmitRefusal r;
+  r.rc = ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
+  if (!cpus_ok) r.message = "CPU count per node can not be satisfied";
+  else if (!mem_ok) r.message = "Memory specification can not be satisfied";
+  else r.message = slurm_strerror(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+  return r;
+}
+
+}  // namespace pollux::sched

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Round statistics (see round_stats.h).
+#include "round_stats.h"
+
+#include <pwd.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace pollux::sched {
+namespace {
+
+// A decision's kind: what it changes in Slurm; empty when nothing.
+std::string decision_kind(const JobDecision& d) {
+  switch (d.action) {
+    case Action::kNone: return {};
+    case Action::kHold: return "hold";
+    case Action::kRelease: return "start";
+    case Action::kSignal: return d.state.why;  // resize_reason(): grow, shrink, move, preempt
+    case Action::kRequeue: return "requeue";
+  }
+  return {};
+}
+
+void add_to(RoundTotals& t, const Snapshot& snap, const std::vector<JobInput>& inputs, const RoundResult& result,
+            const RoundRecord& r) {
+  ++t.rounds[round_kind_name(r.kind)];
+  t.phases["snapshot"].add(r.snapshot_ms);
+  t.phases["plan"].add(r.plan_ms);
+  if (r.enacted) t.phases["enact"].add(r.enact_ms);
+  t.phases["total"].add(r.total_ms);
+  t.jobs_considered += static_cast<long long>(snap.jobs.size());
+  for (const JobDecision& d : result.decisions) {
+    const std::string kind = decision_kind(d);
+    if (kind.empty()) continue;
+    ++t.decisions[kind];
+    ++t.reasons[d.state.why.empty() ? "none" : d.state.why];
+    if (d.action != Action::kRequeue || d.job >= snap.jobs.size()) continue;
+    // The requeue of a resize: on the agent's acknowledgement of the
+    // checkpoint signal (as plan_round judges it), else at the time-out.
+    const ElasticJobSnapshot& j = snap.jobs[d.job];
+    const bool acked = j.state && d.job < inputs.size() && inputs[d.job].checkpoint_ack &&
+                       *inputs[d.job].checkpoint_ack >= j.state->since;
+    ++(acked ? t.checkpoint_acks : t.checkpoint_timeouts);
+  }
+  for (const ElasticJobSnapshot& j : snap.jobs)
+    if (j.refused_now) ++t.refused_sizes;
+  t.refused_sizes += r.refused_sizes;
+  t.enact_errors += r.enact_errors;
+  for (const auto& [reason, n] : r.hints_rejected) t.hints_rejected[reason] += n;
+}
+
+}  // namespace
+
+const char* round_kind_name(RoundKind kind) noexcept {
+  switch (kind) {
+    case RoundKind::kPeriodic: return "periodic";
+    case RoundKind::kArrivals: return "arrivals";
+    case RoundKind::kTransition: return "transition";
+  }
+  return "unknown";
+}
+
+void PhaseTimes::add(double ms) noexcept {
+  ++count;
+  last_ms = ms;
+  sum_ms += ms;
+  max_ms = std::max(max_ms, ms);
+}
+
+RoundStats::RoundStats(double now) {
+  start_.since = now;
+  reset_.since = now;
+}
+
+void RoundStats::reset(double now) {
+  reset_ = RoundTotals{};
+  reset_.since = now;
+}
+
+void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, const RoundResult& result,
+                     const RoundRecord& record) {
+  add_to(start_, snap, inputs, result, record);
+  add_to(reset_, snap, inputs, result, record);
+  last_round_ = snap.now;
+  gpus_ = gpu_use(snap);
+  jobs_.clear();
+  for (const JobDecision& d : result.decisions) {
+    if (d.job >= snap.jobs.size()) continue;
+    const ElasticJobSnapshot& j = snap.jobs[d.job];
+    JobRow row;
+    row.job_id = j.job_id;
+    row.uid = j.uid;
+    auto user = users_.find(j.uid);
+    if (user == users_.end()) user = users_.emplace(j.uid, user_name(j.uid)).first;
+    row.user = user->second;
+    row.partition = j.partition;
+    row.phase = phase_name(d.state.phase);
+    row.why = d.state.why;
+    row.action = action_name(d.action);
+    row.gpus = d.view.gpus;
+    row.nodes = d.view.nodes;
+    row.batch = d.view.batch;
+    row.goodput = d.view.goodput;
+    row.efficiency = d.view.efficiency;
+    row.speedup = d.view.speedup;
+    row.has_model = d.view.has_model;
+    row.running = j.running;
+    row.restarts = j.restarts;
+    jobs_.push_back(std::move(row));
+  }
+  std::sort(jobs_.begin(), jobs_.end(), [](const JobRow& a, const JobRow& b) { return a.job_id < b.job_id; });
+  // Ended jobs' users are forgotten.
+  for (auto it = users_.begin(); it != users_.end();)
+    it = std::any_of(jobs_.begin(), jobs_.end(), [&](const JobRow& r) { return r.uid == it->first; })
+             ? std::next(it)
+             : users_.erase(it);
+}
+
+double RoundStats::cluster_goodput() const noexcept {
+  double sum = 0;
+  for (const JobRow& r : jobs_)
+    if (r.running) sum += r.goodput;
+  return sum;
+}
+
+GpuUse gpu_use(const Snapshot& snap) {
+  GpuUse u;
+  for (const NodeSnapshot& n : snap.nodes) {
+    u.total += n.gpus;
+    u.rigid += n.rigid_gpus;
+  }
+  for (const ElasticJobSnapshot& j : snap.jobs) {
+    if (!j.running) continue;
+    // Moldable jobs (sized once, no resize signal listener) will be told
+    // apart here, by the job's kind in the snapshot, and counted in
+    // u.moldable; every elastic job counts as elastic until then.
+    u.elastic += placement_gpus(j.current);
+  }
+  u.idle = std::max(0, u.total - u.elastic - u.moldable - u.rigid);
+  return u;
+}
+
+std::string user_name(std::uint32_t uid) {
+  std::vector<char> buf(16384);
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  if (::getpwuid_r(static_cast<uid_t>(uid), &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr &&
+      found->pw_name != nullptr)
+    return found->pw_name;
+  return std::to_string(uid);
+}
+
+}  // namespace pollux::sched

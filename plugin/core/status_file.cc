@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The status file and the metrics file (see status_file.h).
+#include "status_file.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+namespace pollux::sched {
+namespace {
+
+// A finite number as JSON and Prometheus both read it (neither has to
+// meet NaN or infinity from a model).
+std::string num(double v) {
+  if (!std::isfinite(v)) v = 0;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", v);  // Unix times keep their fraction
+  return buf;
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_counts(const std::map<std::string, long long>& m) {
+  std::string out = "{";
+  for (const auto& [k, v] : m) out += (out.size() > 1 ? ", " : "") + json_string(k) + ": " + std::to_string(v);
+  return out + "}";
+}
+
+std::string json_totals(const RoundTotals& t) {
+  std::ostringstream o;
+  o << "{\"since\": " << num(t.since) << ", \"rounds\": " << json_counts(t.rounds) << ", \"phases\": {";
+  bool first = true;
+  for (const auto& [name, p] : t.phases) {
+    o << (first ? "" : ", ") << json_string(name) << ": {\"count\": " << p.count << ", \"last_ms\": " << num(p.last_ms)
+      << ", \"mean_ms\": " << num(p.mean_ms()) << ", \"max_ms\": " << num(p.max_ms) << "}";
+    first = false;
+  }
+  o << "}, \"jobs_considered\": " << t.jobs_considered << ", \"decisions\": " << json_counts(t.decisions)
+    << ", \"reasons\": " << json_counts(t.reasons) << ", \"refused_sizes\": " << t.refused_sizes
+    << ", \"enact_errors\": " << t.enact_errors << ", \"hints_rejected\": " << json_counts(t.hints_rejected)
+    << ", \"checkpoint_acks\": " << t.checkpoint_acks << ", \"checkpoint_timeouts\": " << t.checkpoint_timeouts
+    << "}";
+  return o.str();
+}
+
+// Prometheus label values: backslash, double quote and newline escaped.
+std::string label(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+class Prom {
+ public:
+  void family(const char* name, const char* type, const char* help) {
+    o_ << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+  }
+  void sample(std::string_view name, const std::string& labels, double v) {
+    o_ << name << (labels.empty() ? "" : "{" + labels + "}") << ' ' << num(v) << '\n';
+  }
+  void counts(const char* name, const char* help, const char* key, const std::map<std::string, long long>& m) {
+    family(name, "counter", help);
+    for (const auto& [k, v] : m) sample(name, std::string(key) + "=" + label(k), static_cast<double>(v));
+  }
+  std::string str() const { return o_.str(); }
+
+ private:
+  std::ostringstream o_;
+};
+
+}  // namespace
+
+std::string status_json(const RoundStats& s, double now) {
+  std::ostringstream o;
+  const GpuUse& g = s.gpus();
+  o << "{\"version\": " << kStatusVersion << ", \"written\": " << num(now) << ", \"last_round\": "
+    << num(s.last_round()) << ",\n \"since_start\": " << json_totals(s.since_start())
+    << ",\n \"since_reset\": " << json_totals(s.since_reset()) << ",\n \"gpus\": {\"total\": " << g.total
+    << ", \"elastic\": " << g.elastic << ", \"moldable\": " << g.moldable << ", \"rigid\": " << g.rigid
+    << ", \"idle\": " << g.idle << "}, \"cluster_goodput\": " << num(s.cluster_goodput()) << ",\n \"jobs\": [";
+  bool first = true;
+  for (const JobRow& r : s.jobs()) {
+    o << (first ? "\n  " : ",\n  ") << "{\"job_id\": " << r.job_id << ", \"user\": " << json_string(r.user)
+      << ", \"partition\": " << json_string(r.partition) << ", \"phase\": " << json_string(r.phase)
+      << ", \"why\": " << json_string(r.why) << ", \"action\": " << json_string(r.action) << ", \"gpus\": " << r.gpus
+      << ", \"nodes\": " << r.nodes << ", \"batch\": " << r.batch << ", \"goodput\": " << num(r.goodput)
+      << ", \"efficiency\": " << num(r.efficiency) << ", \"speedup\": " << num(r.speedup)
+      << ", \"has_model\": " << (r.has_model ? "true" : "false") << ", \"running\": " << (r.running ? "true" : "false")
+      << ", \"restarts\": " << r.restarts << "}";
+    first = false;
+  }
+  o << "]}\n";
+  return o.str();
+}
+
+std::string metrics_text(const RoundStats& s) {
+  const RoundTotals& t = s.since_start();
+  Prom p;
+  p.family("pollux_start_time_seconds", "gauge", "Unix time sched/pollux started counting (slurmctld's start).");
+  p.sample("pollux_start_time_seconds", "", t.since);
+  p.family("pollux_last_round_timestamp_seconds", "gauge", "Unix time of the last round's snapshot.");
+  p.sample("pollux_last_round_timestamp_seconds", "", s.last_round());
+  p.counts("pollux_rounds_total", "Scheduling rounds by kind.", "kind", t.rounds);
+  p.family("pollux_round_phase_seconds", "summary",
+           "Duration of each phase of a round: snapshot and enact are slurmctld lock holds.");
+  for (const auto& [name, ph] : t.phases) {
+    p.sample("pollux_round_phase_seconds_sum", "phase=" + label(name), ph.sum_ms / 1000);
+    p.sample("pollux_round_phase_seconds_count", "phase=" + label(name), static_cast<double>(ph.count));
+  }
+  p.family("pollux_round_phase_last_seconds", "gauge", "Duration of each phase in the last round that had it.");
+  for (const auto& [name, ph] : t.phases) p.sample("pollux_round_phase_last_seconds", "phase=" + label(name), ph.last_ms / 1000);
+  p.family("pollux_round_phase_max_seconds", "gauge", "Longest duration of each phase since slurmctld started.");
+  for (const auto& [name, ph] : t.phases) p.sample("pollux_round_phase_max_seconds", "phase=" + label(name), ph.max_ms / 1000);
+  p.family("pollux_jobs_considered_total", "counter", "Elastic jobs in the rounds' snapshots, summed over rounds.");
+  p.sample("pollux_jobs_considered_total", "", static_cast<double>(t.jobs_considered));
+  p.counts("pollux_decisions_total", "Decisions that changed something in Slurm, by kind.", "kind", t.decisions);
+  p.counts("pollux_decision_reasons_total", "The same decisions by the job's why.", "reason", t.reasons);
+  p.family("pollux_refused_sizes_total", "counter", "Sizes Slurm refused after sched/pollux set them.");
+  p.sample("pollux_refused_sizes_total", "", static_cast<double>(t.refused_sizes));
+  p.family("pollux_enact_errors_total", "counter", "Errors applying decisions to Slurm's jobs.");
+  p.sample("pollux_enact_errors_total", "", static_cast<double>(t.enact_errors));
+  p.counts("pollux_hints_rejected_total", "Hint files rejected, by reason.", "reason", t.hints_rejected);
+  p.family("pollux_checkpoint_acks_total", "counter", "Resizes requeued on the agent's checkpoint acknowledgement.");
+  p.sample("pollux_checkpoint_acks_total", "", static_cast<double>(t.checkpoint_acks));
+  p.family("pollux_checkpoint_timeouts_total", "counter", "Resizes requeued at the checkpoint time-out.");
+  p.sample("pollux_checkpoint_timeouts_total", "", static_cast<double>(t.checkpoint_timeouts));
+  const GpuUse& g = s.gpus();
+  p.family("pollux_gpus", "gauge", "GPUs of the GPU nodes by who holds them, at the last round.");
+  p.sample("pollux_gpus", "kind=\"elastic\"", g.elastic);
+  p.sample("pollux_gpus", "kind=\"moldable\"", g.moldable);
+  p.sample("pollux_gpus", "kind=\"rigid\"", g.rigid);
+  p.sample("pollux_gpus", "kind=\"idle\"", g.idle);
+  p.family("pollux_cluster_gpus", "gauge", "GPUs of the GPU nodes.");
+  p.sample("pollux_cluster_gpus", "", g.total);
+  p.family("pollux_cluster_goodput", "gauge", "Sum of the running elastic jobs' goodput (examples per second).");
+  p.sample("pollux_cluster_goodput", "", s.cluster_goodput());
+  struct Gauge {
+    const char* name;
+    const char* help;
+    double (*value)(const JobRow&);
+  };
+  static const Gauge gauges[] = {
+      {"pollux_job_gpus", "GPUs of the elastic job (decided, or current while running).",
+       [](const JobRow& r) { return static_cast<double>(r.gpus); }},
+      {"pollux_job_nodes", "Nodes of the elastic job.", [](const JobRow& r) { return static_cast<double>(r.nodes); }},
+      {"pollux_job_batch_size", "Total batch size at that size.",
+       [](const JobRow& r) { return static_cast<double>(r.batch); }},
+      {"pollux_job_goodput", "Goodput at that size (examples per second).", [](const JobRow& r) { return r.goodput; }},
+      {"pollux_job_efficiency", "Statistical efficiency at that batch size.",
+       [](const JobRow& r) { return r.efficiency; }},
+      {"pollux_job_speedup", "Speedup over one GPU.", [](const JobRow& r) { return r.speedup; }},
+      {"pollux_job_restarts", "Slurm's restart count of the job.",
+       [](const JobRow& r) { return static_cast<double>(r.restarts); }},
+  };
+  auto job_labels = [](const JobRow& r) {
+    return "job_id=" + label(std::to_string(r.job_id)) + ",user=" + label(r.user) + ",partition=" + label(r.partition);
+  };
+  for (const Gauge& gauge : gauges) {
+    p.family(gauge.name, "gauge", gauge.help);
+    for (const JobRow& r : s.jobs()) p.sample(gauge.name, job_labels(r), gauge.value(r));
+  }
+  p.family("pollux_job_info", "gauge", "1 per elastic job: its phase and its last decision or why it has no GPUs.");
+  for (const JobRow& r : s.jobs())
+    p.sample("pollux_job_info", job_labels(r) + ",phase=" + label(r.phase) + ",why=" + label(r.why), 1);
+  return p.str();
+}
+
+bool take_reset_request(const std::string& path, uid_t slurm_uid, std::string* refused) noexcept {
+  try {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return false;
+    const bool allowed = S_ISREG(st.st_mode) && (st.st_uid == 0 || st.st_uid == slurm_uid);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      if (refused != nullptr) *refused = "cannot remove the reset request " + path + ": " + std::strerror(errno);
+      return false;  // honoured once only: left in place, it would reset every round
+    }
+    if (!allowed && refused != nullptr)
+      *refused = "reset request " + path + " refused: owned by uid " + std::to_string(st.st_uid) +
+                 ", not root or SlurmUser";
+    return allowed;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace pollux::sched

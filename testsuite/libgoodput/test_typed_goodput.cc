@@ -1,0 +1,133 @@
+// A job's goodput per GPU type (TypeRatios, TypedGoodput) and the one
+// description of an elastic job for the policy (describe_elastic_job).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <tuple>
+
+#include "pollux/job_description.h"
+#include "pollux/typed_goodput.h"
+
+namespace pollux {
+namespace {
+
+const PerfParams kPerf{0.02, 0.002, 0.10, 0.02, 0.03, 0.005, 2.0};
+const GradStats kGrad{0.5, 20.0};
+const BatchLimits kLimits{128, 8192, 16, 256, true};
+
+PerfParams faster(PerfParams p, double speed) {
+  p.alpha_c /= speed;
+  p.beta_c /= speed;
+  return p;
+}
+
+TEST(TypeRatios, PriorUntilObservedThenLearnt) {
+  TypeRatios r({1.0, 2.0, 4.0});
+  EXPECT_DOUBLE_EQ(r.grad_time_ratio(0, 1), 0.5);  // type 1 takes half the time
+  EXPECT_DOUBLE_EQ(r.grad_time_ratio(2, 0), 4.0);
+  EXPECT_DOUBLE_EQ(r.grad_time_ratio(1, 1), 1.0);
+  // Jobs see type 1 at a third of type 0's time: the estimate moves there
+  // (the prior counts as one observation), in both directions.
+  for (int k = 0; k < 9; ++k) r.observe(0, 1, 0.3, 0.1);
+  EXPECT_EQ(r.observations(1, 0), 9);
+  EXPECT_NEAR(r.grad_time_ratio(0, 1), std::exp((std::log(0.5) + 9 * std::log(1.0 / 3)) / 10), 1e-12);
+  EXPECT_NEAR(r.grad_time_ratio(1, 0) * r.grad_time_ratio(0, 1), 1.0, 1e-12);
+  // Bad observations are ignored.
+  r.observe(0, 2, -1, 0.1);
+  r.observe(0, 2, NAN, 0.1);
+  r.observe(0, 7, 1, 1);
+  EXPECT_EQ(r.observations(0, 2), 0);
+  EXPECT_THROW(TypeRatios({}), std::invalid_argument);
+  EXPECT_THROW(TypeRatios({1.0, 0.0}), std::invalid_argument);
+}
+
+TEST(TypedGoodput, FittedTypesAreUsedAndOthersEstimatedFromRatios) {
+  const TypeRatios r({1.0, 3.0});
+  const TypedGoodput g({kPerf, std::nullopt}, kGrad, kLimits, r);
+  EXPECT_EQ(g.source(0), TypeModelSource::kFitted);
+  EXPECT_EQ(g.source(1), TypeModelSource::kEstimated);
+  // T_grad scaled by the ratio, sync and gamma kept.
+  EXPECT_DOUBLE_EQ(g.perf(1).alpha_c, kPerf.alpha_c / 3);
+  EXPECT_DOUBLE_EQ(g.perf(1).beta_c, kPerf.beta_c / 3);
+  EXPECT_DOUBLE_EQ(g.perf(1).alpha_n, kPerf.alpha_n);
+  EXPECT_DOUBLE_EQ(g.perf(1).gamma, kPerf.gamma);
+  EXPECT_EQ(g.best_type(), 1);
+  EXPECT_DOUBLE_EQ(g.base_goodput(), g.goodput(1, 1, 1));
+  // Its own fit on a type replaces the estimate.
+  const TypedGoodput own({kPerf, faster(kPerf, 1.5)}, kGrad, kLimits, r);
+  EXPECT_EQ(own.source(1), TypeModelSource::kFitted);
+  EXPECT_DOUBLE_EQ(own.perf(1).alpha_c, kPerf.alpha_c / 1.5);
+}
+
+TEST(TypedGoodput, SpeedupsShareTheBestOneGpuBase) {
+  const TypeRatios r({1.0, 2.0});
+  const TypedGoodput g({kPerf, faster(kPerf, 2.0)}, kGrad, kLimits, r);
+  const auto s = g.speedups();
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_DOUBLE_EQ(s[1](1, 1), 1.0);  // the best type's one GPU
+  EXPECT_LT(s[0](1, 1), 1.0);
+  EXPECT_GT(s[0](1, 1), 0.4);
+  for (int n = 1; n <= 2; ++n)
+    for (int k = 1; k <= 8; ++k) {
+      EXPECT_NEAR(s[0](n, k * n), g.goodput(0, n, k * n) / g.base_goodput(), 1e-12);
+      EXPECT_NEAR(s[1](n, k * n), g.goodput(1, n, k * n) / g.base_goodput(), 1e-12);
+    }
+  EXPECT_EQ(s[0](1, 0), 0.0);
+}
+
+TEST(TypedGoodput, OneTypeIsTheUntypedSpeedup) {
+  const TypedGoodput g({kPerf}, kGrad, kLimits, TypeRatios({1.0}));
+  const SpeedupFunction f(GoodputModel(kPerf, kGrad, kLimits.init_batch), kLimits);
+  const auto s = g.speedups();
+  for (int n = 1; n <= 4; ++n)
+    for (int r = n; r <= 16; ++r) EXPECT_DOUBLE_EQ(s[0](n, r), f(n, r));
+}
+
+TEST(TypedGoodput, WithoutAFitSpeedupsAreLinearInTheTypesSpeeds) {
+  const TypedGoodput g({std::nullopt, std::nullopt, std::nullopt}, kGrad, kLimits, TypeRatios({1.0, 2.0, 4.0}));
+  EXPECT_EQ(g.source(0), TypeModelSource::kNone);
+  EXPECT_EQ(g.best_type(), 2);
+  const auto s = g.speedups();
+  EXPECT_DOUBLE_EQ(s[2](1, 3), 3.0);
+  EXPECT_DOUBLE_EQ(s[0](1, 4), 1.0);
+  EXPECT_DOUBLE_EQ(s[1](2, 2), 1.0);
+  EXPECT_THROW(TypedGoodput({kPerf}, kGrad, kLimits, TypeRatios({1.0, 2.0})), std::invalid_argument);
+}
+
+TEST(DescribeElasticJob, TheRulesSchedPolluxAndTheSimulatorShare) {
+  // Submitted at 100 s, now 110 s, 2 restarts, profiled at 3 replicas.
+  ElasticJobState s;
+  s.id = 7;
+  std::tie(s.submit_time, s.now, s.restarts, s.max_profiled_replicas) = std::make_tuple(100.0, 110.0, 2, 3);
+  std::tie(s.max_gpus, s.max_gpus_by_batch) = std::make_pair(64, 40);
+  JobInfo i = describe_elastic_job(s, 30, false);
+  EXPECT_EQ(i.id, 7u);
+  EXPECT_DOUBLE_EQ(i.age, 10);
+  EXPECT_EQ(i.max_replicas, 6);  // twice the profiled scale
+  // Arrivals round: at least D x (restarts + 1) old, so that the restart
+  // factor max(age - restarts D, 0) / (age + D) is not 0.
+  i = describe_elastic_job(s, 30, true);
+  EXPECT_DOUBLE_EQ(i.age, 90);
+  EXPECT_GT(std::max(i.age - i.restarts * 30.0, 0.0), 0.0);
+  // Never below what it holds, nor below its minimum; capped by limits.
+  s.held_gpus = 12;
+  EXPECT_EQ(describe_elastic_job(s, 30, false).max_replicas, 12);
+  s.max_gpus_limit = 8;
+  EXPECT_EQ(describe_elastic_job(s, 30, false).max_replicas, 8);
+  s.min_gpus = 10;
+  EXPECT_EQ(describe_elastic_job(s, 30, false).max_replicas, 10);
+  EXPECT_EQ(describe_elastic_job(s, 30, false).min_replicas, 10);
+  // Not profiled yet: one GPU; M_max / m_min caps.
+  ElasticJobState fresh;
+  fresh.max_gpus = 64;
+  EXPECT_EQ(describe_elastic_job(fresh, 30, false).max_replicas, 1);
+  fresh.max_profiled_replicas = 32;
+  fresh.max_gpus_by_batch = 20;
+  EXPECT_EQ(describe_elastic_job(fresh, 30, false).max_replicas, 20);
+  fresh.now = -5;  // clock skew: never a negative age
+  EXPECT_DOUBLE_EQ(describe_elastic_job(fresh, 30, false).age, 0.0);
+}
+
+}  // namespace
+}  // namespace pollux

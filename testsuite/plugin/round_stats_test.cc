@@ -1,0 +1,223 @@
+// Round statistics: counters since the start and since a reset, phase
+// durations, decisions by kind and reason, checkpoint acknowledgements and
+// time-outs, GPUs by kind and the per-job rows; and what they are written
+// as: the status JSON, the Prometheus text, the reset request.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "core/round_stats.h"
+#include "core/status_file.h"
+#include "spool/spool_test_util.h"
+
+namespace pollux::sched {
+namespace {
+
+// Two GPU nodes of 4; job 1 runs on 2 GPUs of n0, job 2 pending; a rigid
+// job holds 1 GPU of n1.
+Snapshot two_jobs(double now) {
+  Snapshot s;
+  s.now = now;
+  s.nodes = {{"n0", 4, 0, true}, {"n1", 4, 1, true}};
+  ElasticJobSnapshot a;
+  a.job_id = 1;
+  a.uid = ::getuid();
+  a.partition = "gpu";
+  a.running = true;
+  a.restarts = 2;
+  a.current = {{0, 2}};
+  ElasticJobSnapshot b;
+  b.job_id = 2;
+  b.uid = 4000000;  // no such user: the number
+  b.partition = "gpu";
+  s.jobs = {a, b};
+  return s;
+}
+
+JobDecision decision(std::size_t job, Action action, Phase phase, const std::string& why, int gpus) {
+  JobDecision d;
+  d.job = job;
+  d.action = action;
+  d.state.phase = phase;
+  d.state.why = why;
+  d.view.gpus = gpus;
+  d.view.nodes = gpus > 0 ? 1 : 0;
+  d.view.goodput = 100.0 * gpus;
+  d.view.efficiency = 0.5;
+  d.view.speedup = gpus;
+  d.view.batch = 64;
+  return d;
+}
+
+RoundRecord record(RoundKind kind, double snapshot_ms, double plan_ms) {
+  RoundRecord r;
+  r.kind = kind;
+  r.snapshot_ms = snapshot_ms;
+  r.plan_ms = plan_ms;
+  r.total_ms = snapshot_ms + plan_ms;
+  return r;
+}
+
+TEST(RoundStats, CountsRoundsPhasesAndDecisionsSinceTheStartAndTheReset) {
+  RoundStats stats(1000);
+  const Snapshot snap = two_jobs(1010);
+  const std::vector<JobInput> inputs(2);
+  RoundResult result;
+  result.decisions = {decision(0, Action::kSignal, Phase::kCheckpointing, "grow", 4),
+                      decision(1, Action::kRelease, Phase::kStarting, "start", 2)};
+  RoundRecord r = record(RoundKind::kPeriodic, 2, 30);
+  r.enacted = true;
+  r.enact_ms = 4;
+  r.enact_errors = 1;
+  r.refused_sizes = 1;
+  r.hints_rejected = {{"invalid", 2}};
+  stats.add(snap, inputs, result, r);
+  result.decisions = {decision(0, Action::kNone, Phase::kCheckpointing, "grow", 4),
+                      decision(1, Action::kNone, Phase::kStarting, "start", 2)};
+  stats.add(snap, inputs, result, record(RoundKind::kTransition, 4, 10));
+
+  const RoundTotals& t = stats.since_start();
+  EXPECT_EQ(t.since, 1000);
+  EXPECT_EQ(t.rounds.at("periodic"), 1);
+  EXPECT_EQ(t.rounds.at("transition"), 1);
+  EXPECT_EQ(t.rounds.count("arrivals"), 0u);
+  EXPECT_EQ(t.phases.at("snapshot").count, 2);
+  EXPECT_DOUBLE_EQ(t.phases.at("snapshot").last_ms, 4);
+  EXPECT_DOUBLE_EQ(t.phases.at("snapshot").mean_ms(), 3);
+  EXPECT_DOUBLE_EQ(t.phases.at("plan").max_ms, 30);
+  EXPECT_EQ(t.phases.at("enact").count, 1);  // only the round that took the write locks
+  EXPECT_EQ(t.jobs_considered, 4);
+  EXPECT_EQ(t.decisions, (std::map<std::string, long long>{{"grow", 1}, {"start", 1}}));
+  EXPECT_EQ(t.reasons, (std::map<std::string, long long>{{"grow", 1}, {"start", 1}}));
+  EXPECT_EQ(t.enact_errors, 1);
+  EXPECT_EQ(t.refused_sizes, 1);
+  EXPECT_EQ(t.hints_rejected.at("invalid"), 2);
+
+  stats.reset(1020);
+  EXPECT_EQ(stats.since_reset().since, 1020);
+  EXPECT_TRUE(stats.since_reset().rounds.empty());
+  stats.add(snap, inputs, result, record(RoundKind::kArrivals, 1, 1));
+  EXPECT_EQ(stats.since_reset().rounds.at("arrivals"), 1);
+  EXPECT_EQ(stats.since_reset().phases.at("snapshot").count, 1);
+  EXPECT_EQ(stats.since_start().phases.at("snapshot").count, 3);  // the reset leaves these
+  EXPECT_EQ(stats.since_start().decisions.at("grow"), 1);
+}
+
+TEST(RoundStats, ARequeueCountsAnAcknowledgementOrATimeOut) {
+  RoundStats stats(0);
+  Snapshot snap = two_jobs(2000);
+  JobState ckpt;
+  ckpt.phase = Phase::kCheckpointing;
+  ckpt.since = 1900;
+  snap.jobs[0].state = ckpt;
+  snap.jobs[1].running = true;
+  snap.jobs[1].state = ckpt;
+  std::vector<JobInput> inputs(2);
+  inputs[0].checkpoint_ack = 1950;  // after the signal: acknowledged
+  inputs[1].checkpoint_ack = 1800;  // an older checkpoint: the time-out requeued it
+  RoundResult result;
+  result.decisions = {decision(0, Action::kRequeue, Phase::kStarting, "grow", 4),
+                      decision(1, Action::kRequeue, Phase::kHeld, "preempt", 0)};
+  stats.add(snap, inputs, result, record(RoundKind::kTransition, 1, 1));
+  EXPECT_EQ(stats.since_start().checkpoint_acks, 1);
+  EXPECT_EQ(stats.since_start().checkpoint_timeouts, 1);
+  EXPECT_EQ(stats.since_start().decisions.at("requeue"), 2);
+  EXPECT_EQ(stats.since_start().reasons.at("preempt"), 1);
+}
+
+TEST(RoundStats, GpusByKindAndOneRowPerJob) {
+  RoundStats stats(0);
+  const Snapshot snap = two_jobs(10);
+  RoundResult result;
+  result.decisions = {decision(1, Action::kHold, Phase::kHeld, "wait", 0),
+                      decision(0, Action::kNone, Phase::kRunning, "start", 2)};
+  stats.add(snap, std::vector<JobInput>(2), result, record(RoundKind::kPeriodic, 1, 1));
+  const GpuUse& g = stats.gpus();
+  EXPECT_EQ(g.total, 8);
+  EXPECT_EQ(g.elastic, 2);
+  EXPECT_EQ(g.rigid, 1);
+  EXPECT_EQ(g.moldable, 0);
+  EXPECT_EQ(g.idle, 5);
+  ASSERT_EQ(stats.jobs().size(), 2u);
+  const JobRow& a = stats.jobs()[0];  // sorted by job id
+  EXPECT_EQ(a.job_id, 1u);
+  EXPECT_EQ(a.user, user_name(::getuid()));
+  EXPECT_EQ(a.partition, "gpu");
+  EXPECT_EQ(a.phase, "run");
+  EXPECT_EQ(a.restarts, 2);
+  EXPECT_TRUE(a.running);
+  EXPECT_EQ(stats.jobs()[1].user, "4000000");
+  EXPECT_EQ(stats.jobs()[1].action, "hold");
+  EXPECT_DOUBLE_EQ(stats.cluster_goodput(), 200);  // the running job's only
+  EXPECT_EQ(stats.since_start().decisions.at("hold"), 1);
+}
+
+RoundStats sample_stats() {
+  RoundStats stats(1000);
+  Snapshot snap = two_jobs(1010);
+  snap.jobs[0].partition = "gpu \"a\\b\"\n";  // quoted in both formats
+  RoundResult result;
+  result.decisions = {decision(0, Action::kSignal, Phase::kCheckpointing, "shrink", 1),
+                      decision(1, Action::kHold, Phase::kHeld, "wait", 0)};
+  result.decisions[0].view.goodput = std::nan("");  // written as 0
+  RoundRecord r = record(RoundKind::kPeriodic, 2.5, 40);
+  r.hints_rejected = {{"owner", 1}};
+  stats.add(snap, std::vector<JobInput>(2), result, r);
+  return stats;
+}
+
+TEST(StatusFile, TheMetricsAreInPrometheusTextFormat) {
+  const std::string m = metrics_text(sample_stats());
+  EXPECT_NE(m.find("# TYPE pollux_rounds_total counter\npollux_rounds_total{kind=\"periodic\"} 1\n"), std::string::npos);
+  EXPECT_NE(m.find("pollux_round_phase_seconds_sum{phase=\"snapshot\"} 0.0025\n"), std::string::npos);
+  EXPECT_NE(m.find("pollux_round_phase_seconds_count{phase=\"plan\"} 1\n"), std::string::npos);
+  EXPECT_NE(m.find("pollux_decisions_total{kind=\"shrink\"} 1\n"), std::string::npos);
+  EXPECT_NE(m.find("pollux_hints_rejected_total{reason=\"owner\"} 1\n"), std::string::npos);
+  EXPECT_NE(m.find("pollux_gpus{kind=\"idle\"} 5\n"), std::string::npos);
+  EXPECT_NE(m.find("pollux_job_goodput{job_id=\"1\",user=\"" + user_name(::getuid()) +
+                   "\",partition=\"gpu \\\"a\\\\b\\\"\\n\"} 0\n"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("pollux_job_info{job_id=\"2\",user=\"4000000\",partition=\"gpu\",phase=\"held\",why=\"wait\"} 1\n"),
+            std::string::npos);
+  EXPECT_EQ(m.find("nan"), std::string::npos);
+  EXPECT_EQ(m.back(), '\n');
+}
+
+TEST(StatusFile, TheStatusIsJsonWithBothSpansAndTheJobs) {
+  const std::string j = status_json(sample_stats(), 1011);
+  EXPECT_EQ(j.rfind("{\"version\": 1, \"written\": 1011, \"last_round\": 1010,", 0), 0u) << j;
+  EXPECT_NE(j.find("\"since_start\": {\"since\": 1000, \"rounds\": {\"periodic\": 1}"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"since_reset\": {\"since\": 1000,"), std::string::npos);
+  EXPECT_NE(j.find("\"snapshot\": {\"count\": 1, \"last_ms\": 2.5, \"mean_ms\": 2.5, \"max_ms\": 2.5}"),
+            std::string::npos);
+  EXPECT_NE(j.find("\"gpus\": {\"total\": 8, \"elastic\": 2, \"moldable\": 0, \"rigid\": 1, \"idle\": 5}"),
+            std::string::npos);
+  EXPECT_NE(j.find("\"partition\": \"gpu \\\"a\\\\b\\\"\\u000a\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"goodput\": 0,"), std::string::npos);
+}
+
+TEST(StatusFile, AResetRequestIsHonouredOnceAndOnlyFromRootOrSlurmUser) {
+  test::TempDir dir;
+  const std::string path = dir / std::string(kResetRequestName);
+  std::string refused;
+  EXPECT_FALSE(take_reset_request(path, ::getuid(), &refused));  // none
+  std::ofstream(path) << "";
+  EXPECT_TRUE(take_reset_request(path, ::getuid(), &refused));
+  EXPECT_EQ(refused, "");
+  EXPECT_NE(::access(path.c_str(), F_OK), 0);  // removed: honoured once
+  EXPECT_FALSE(take_reset_request(path, ::getuid(), &refused));
+  std::ofstream(path) << "";
+  const uid_t someone_else = ::getuid() + 1;
+  EXPECT_EQ(take_reset_request(path, someone_else, &refused), ::getuid() == 0);  // root's is honoured
+  EXPECT_EQ(refused.empty(), ::getuid() == 0);
+  EXPECT_NE(::access(path.c_str(), F_OK), 0);
+  ASSERT_EQ(::symlink("/etc/passwd", path.c_str()), 0);  // a link is not a request
+  EXPECT_FALSE(take_reset_request(path, ::getuid(), &refused));
+}
+
+}  // namespace
+}  // namespace pollux::sched
