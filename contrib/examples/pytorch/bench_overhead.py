@@ -201,13 +201,13 @@ def worker(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--ranks", type=int, default=1)
-    p.add_argument("--steps", type=int, default=8, help="steps per block")
-    p.add_argument("--model-steps", type=int, default=6, help="steps per visit of a configuration (model check)")
-    p.add_argument("--cycles", type=int, default=3, help="visits of each configuration (model check)")
-    p.add_argument("--width", type=int, default=2048, help="hidden width of the MLP")
-    p.add_argument("--rounds", type=int, default=12, help="alternating blocks of each")
-    p.add_argument("--batch", type=int, default=32, help="examples per rank and step")
+    for flag, default, what in (("--ranks", 1, "local processes"), ("--steps", 8, "steps per block"),
+                                ("--rounds", 12, "alternating blocks of each"),
+                                ("--batch", 32, "examples per rank and step"),
+                                ("--width", 2048, "hidden width of the MLP"),
+                                ("--model-steps", 6, "steps per visit of a configuration (model check)"),
+                                ("--cycles", 3, "visits of each configuration (model check)")):
+        p.add_argument(flag, type=int, default=default, help=what)
     p.add_argument("--backend", choices=("gloo", "nccl"), help="default: NCCL on a GPU, else gloo")
     p.add_argument("--cprofile", type=int, default=0, metavar="STEPS",
                    help="then profile this many steps of each with cProfile (rank 0 prints)")
