@@ -102,6 +102,7 @@ struct Agent::Impl {
     int accum = 0;
     bool profiled = false;
     bool two_step = false;
+    bool skipped = false;  // the update was left out: no progress, no statistics
   };
 
   std::unique_ptr<Communicator> comm;
@@ -129,6 +130,7 @@ struct Agent::Impl {
   int micro_done = 0;
   bool in_micro = false, synced = false;
   RecordContext record_ctx, current_ctx;
+  bool skip_current = false;  // synchronized_late(): this step's update is left out
   long seen_signals = 0, packet_signals = 0;
   long seen_checkpoint_requests = 0;  // rank 0: non-resize deliveries answered by a checkpoint
   bool ready = false;    // every rank's agent exists: the resize signal is announced
@@ -561,7 +563,8 @@ struct Agent::Impl {
     }
     // What this step is measured under (its record is reduced next step).
     const TwoStep pair = two_step_phase();
-    current_ctx = RecordContext{atomic, accum, steps_since_config >= opt.warmup_steps, pair != TwoStep::kOff};
+    current_ctx = RecordContext{atomic, accum, steps_since_config >= opt.warmup_steps, pair != TwoStep::kOff,
+                                skip_current};
     comm->start_allreduce(packet, kPacketSize);
     try {
       backend->synchronize(grad, replicas * (accum + 1), pair, *comm);
@@ -597,8 +600,8 @@ struct Agent::Impl {
     if (packet[kCheckpoint] > 0) periodic_due = true;
     if (packet[kPropose] > 0)
       pending_config = std::make_pair(static_cast<int>(packet[kAtomic]), static_cast<int>(packet[kAccum]));
-    if (packet[kValid] != replicas || !rec.valid) return;
     const RecordContext& c = record_ctx;
+    if (packet[kValid] != replicas || !rec.valid || c.skipped) return;
     const double n = packet[kMicroSteps];
     const double step_batch = static_cast<double>(replicas) * c.atomic * (c.accum + 1);
     if (c.two_step) {
@@ -624,8 +627,9 @@ struct Agent::Impl {
     synced = false;
     micro_done = 0;
     ++step;
-    samples += total_batch();
-    progress += gain;
+    samples += total_batch();  // a skipped update consumed its batch all the same
+    if (!skip_current) progress += gain;
+    skip_current = false;
     ++steps_since_config;
     if (pending_config) {
       apply_config(pending_config->first, pending_config->second, "goodput model");
@@ -768,6 +772,47 @@ void Agent::synchronized(const GradientNorms& n) {
   d.external->stage(n);
   GradientBuffer none;
   d.synchronize(none);
+}
+
+void Agent::synchronized_late(const StepMeasurement* previous, bool skipped) {
+  Impl& d = *impl_;
+  if (d.external == nullptr)
+    throw std::logic_error("synchronized_late() on a buffer agent: it all-reduces the gradient in synchronize()");
+  StepRecord rec;
+  if (previous != nullptr) {
+    const GradientNorms& n = previous->norms;
+    const auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
+    // Non-finite norms (an overflowed fp16 step) or times carry nothing: the
+    // record stays invalid rather than an error, the step counts no statistics.
+    const bool ok = !bad(n.local_sqr) && !bad(n.sync_sqr) &&
+                    !(n.has_prev && (bad(n.prev_sqr) || !std::isfinite(n.dot_prev))) &&
+                    (n.local_grads == 1 || n.local_grads == d.record_ctx.accum + 1) && previous->micro_steps > 0 &&
+                    !bad(previous->grad_time_sum) && previous->grad_time_sum > 0 && !bad(previous->step_time) &&
+                    previous->step_time > 0;
+    if (ok) {
+      rec.valid = true;
+      rec.micro_steps = previous->micro_steps;
+      rec.local_sqr_sum = n.local_sqr;
+      rec.local_grads = n.local_grads;
+      rec.sync_sqr = n.sync_sqr;
+      rec.grad_time_sum = previous->grad_time_sum;
+      rec.step_time = previous->step_time;
+      if (d.record_ctx.two_step && n.has_prev) {
+        rec.has_prev = true;
+        rec.prev_sqr = n.prev_sqr;
+        rec.dot_prev = n.dot_prev;
+      }
+    }
+  }
+  d.external->stage_previous(rec);
+  d.skip_current = skipped;
+  GradientBuffer none;
+  try {
+    d.synchronize(none);
+  } catch (...) {
+    d.skip_current = false;
+    throw;
+  }
 }
 
 TwoStep Agent::two_step_phase() const noexcept { return impl_->two_step_phase(); }

@@ -8,6 +8,7 @@
 #include "pollux/agent_mpi.h"
 #endif
 
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -220,17 +221,33 @@ int pollux_agent_micro_step_done(pollux_agent* a) {
   });
 }
 
+namespace {
+pollux::GradientNorms norms_from_c(const pollux_gradient_norms& n) {
+  pollux::GradientNorms g;
+  g.local_sqr = n.local_sqr;
+  g.local_grads = n.local_grads;
+  g.sync_sqr = n.sync_sqr;
+  g.has_prev = n.has_prev != 0;
+  g.prev_sqr = n.prev_sqr;
+  g.dot_prev = n.dot_prev;
+  return g;
+}
+}  // namespace
+
 int pollux_agent_synchronized(pollux_agent* a, const pollux_gradient_norms* n) {
   return c_call([&] {
     if (n == nullptr) throw std::invalid_argument("null norms");
-    pollux::GradientNorms g;
-    g.local_sqr = n->local_sqr;
-    g.local_grads = n->local_grads;
-    g.sync_sqr = n->sync_sqr;
-    g.has_prev = n->has_prev != 0;
-    g.prev_sqr = n->prev_sqr;
-    g.dot_prev = n->dot_prev;
-    get(a).synchronized(g);
+    get(a).synchronized(norms_from_c(*n));
+    return 0;
+  });
+}
+
+int pollux_agent_synchronized_late(pollux_agent* a, const pollux_step_measurement* m, int skipped) {
+  return c_call([&] {
+    std::optional<pollux::StepMeasurement> prev;
+    if (m != nullptr) prev = pollux::StepMeasurement{norms_from_c(m->norms), m->grad_time_sum, m->micro_steps,
+                                                     m->step_time};
+    get(a).synchronized_late(prev ? &*prev : nullptr, skipped != 0);
     return 0;
   });
 }

@@ -1,5 +1,7 @@
 // Framework-neutral mode: steady-clock timing of the boundaries the
-// application marks, and the norms it reports in place of a buffer.
+// application marks, and the norms it reports in place of a buffer; or
+// (synchronized_late()) the application's own record of the previous step,
+// measured on its device.
 #include "external_backend.h"
 
 #include <chrono>
@@ -26,7 +28,21 @@ class External final : public ExternalBackend {
 
   void stage(const GradientNorms& n) override { staged_ = n; }
 
+  // The application's own record of the previous step replaces the clock's:
+  // take_record() returns it, and this step's comes with the next call.
+  void stage_previous(const StepRecord& previous) override {
+    done_ = previous;
+    late_ = true;
+  }
+
   void synchronize(GradientBuffer&, int, TwoStep two_step, Communicator&) override {
+    if (late_) {
+      late_ = false;
+      cur_ = StepRecord{};
+      done_ = StepRecord{};
+      staged_ = GradientNorms{};
+      return;
+    }
     cur_.local_sqr_sum = staged_.local_sqr;
     cur_.local_grads = staged_.local_grads;
     cur_.sync_sqr = staged_.sync_sqr;
@@ -48,12 +64,16 @@ class External final : public ExternalBackend {
     return r;
   }
 
-  void reset() override { cur_ = done_ = StepRecord{}; }
+  void reset() override {
+    cur_ = done_ = StepRecord{};
+    late_ = false;
+  }
 
  private:
   Clock::time_point micro_start_{}, last_micro_start_{};
   StepRecord cur_, done_;
   GradientNorms staged_;
+  bool late_ = false;
 };
 
 }  // namespace

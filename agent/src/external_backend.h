@@ -14,6 +14,10 @@ class ExternalBackend : public StepBackend {
  public:
   /// The norms the next synchronize() records (validated by the agent).
   virtual void stage(const GradientNorms& norms) = 0;
+  /// The previous step's record as the application measured it (a step
+  /// late): the next take_record() returns it, and the next synchronize()
+  /// records nothing of its own.
+  virtual void stage_previous(const StepRecord& previous) = 0;
 };
 
 std::unique_ptr<ExternalBackend> make_external_backend();

@@ -251,6 +251,22 @@ class Agent:
                         int(bool(norms.has_prev)), float(norms.prev_sqr), float(norms.dot_prev))
         self._call(self._lib.pollux_agent_synchronized(self.handle, ctypes.byref(n)), "synchronized")
 
+    def synchronized_late(self, previous, skipped=False):
+        """Framework-neutral mode, in place of synchronized(): `previous` is
+        the previous step's (GradientNorms, grad_time_sum, micro_steps,
+        step_time) measured on the device and read a step late, or None;
+        `skipped`: this step's update was left out. Collective."""
+        ref = None
+        if previous is not None:
+            norms, grad_time, micro, step_time = previous
+            m = _capi.StepMeasurement(_capi.Norms(float(norms.local_sqr), int(norms.local_grads),
+                                                  float(norms.sync_sqr), int(bool(norms.has_prev)),
+                                                  float(norms.prev_sqr), float(norms.dot_prev)),
+                                      float(grad_time), int(micro), float(step_time))
+            ref = ctypes.byref(m)
+        self._call(self._lib.pollux_agent_synchronized_late(self.handle, ref, int(bool(skipped))),
+                   "synchronized_late")
+
     def step_end(self):
         """True when the process is to exit with requeue_exit_code (RequeueExit mode). Collective."""
         return self._call(self._lib.pollux_agent_step_end(self.handle), "step_end") == 1

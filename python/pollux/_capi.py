@@ -55,6 +55,11 @@ class Norms(ctypes.Structure):
                 ("has_prev", ctypes.c_int), ("prev_sqr", ctypes.c_double), ("dot_prev", ctypes.c_double)]
 
 
+class StepMeasurement(ctypes.Structure):
+    _fields_ = [("norms", Norms), ("grad_time_sum", ctypes.c_double), ("micro_steps", ctypes.c_int),
+                ("step_time", ctypes.c_double)]
+
+
 _P = ctypes.c_void_p
 _SIGNATURES = {
     "options_init": (None, [ctypes.POINTER(Options)]),
@@ -85,6 +90,7 @@ _SIGNATURES = {
     "synchronize": (ctypes.c_int, [_P, _P, ctypes.c_size_t, ctypes.c_int]),
     "micro_step_done": (ctypes.c_int, [_P]),
     "synchronized": (ctypes.c_int, [_P, ctypes.POINTER(Norms)]),
+    "synchronized_late": (ctypes.c_int, [_P, ctypes.POINTER(StepMeasurement), ctypes.c_int]),
     "two_step_phase": (ctypes.c_int, [_P]),
     "step_end": (ctypes.c_int, [_P]),
     "set_batch_config": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_int]),

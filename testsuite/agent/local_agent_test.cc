@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -252,6 +253,42 @@ TEST(ExternalAgent, OneReplicaPairsStepsAsAsked) {
   ASSERT_TRUE(est);
   EXPECT_NEAR(est->sqr / (2000 * g * g), 1.0, 0.1);
   EXPECT_NEAR(est->var / (2000 * sigma2 / 64), 1.0, 0.1);
+}
+
+// synchronized_late(): the application's own record of the previous step
+// feeds the profile and the statistics; a skipped step adds no progress and
+// no statistics; non-finite norms are dropped, not an error.
+TEST(ExternalAgent, LateRecordsAndSkippedSteps) {
+  TempDir dir;
+  auto a = make_external_agent(nullptr, options(dir));
+  a->set_batch_config(16, 0);
+  std::optional<StepMeasurement> prev;
+  for (int t = 0; t < 12; ++t) {
+    a->micro_step_begin();
+    a->micro_step_end();
+    const bool skip = t == 6;
+    const bool compare = a->two_step_phase() == TwoStep::kCompare;  // one replica: pairs of steps
+    a->synchronized_late(prev ? &*prev : nullptr, skip);
+    const double progress = a->progress(), gain = a->lr_gain();
+    a->step_end();
+    EXPECT_DOUBLE_EQ(a->progress(), skip ? progress : progress + gain) << t;
+    StepMeasurement m;
+    m.norms.local_sqr = m.norms.sync_sqr = t == 8 ? std::nan("") : 1.0 + 0.1 * t;
+    m.norms.has_prev = compare;
+    m.norms.prev_sqr = 1.0;
+    m.norms.dot_prev = 0.5;
+    m.grad_time_sum = 0.25;
+    m.micro_steps = 1;
+    m.step_time = 0.25;
+    prev = m;
+  }
+  EXPECT_EQ(a->samples_seen(), 12 * 16);
+  EXPECT_EQ(a->step(), 12);
+  ASSERT_EQ(a->profile().size(), 1u);
+  EXPECT_DOUBLE_EQ(a->profile()[0].grad_time, 0.25);  // the reported time, not the agent's clock
+  const auto est = a->grad_stats();
+  ASSERT_TRUE(est);
+  EXPECT_TRUE(std::isfinite(est->sqr) && std::isfinite(est->var));
 }
 
 TEST(LocalAgent, RestoreResumesTheExactStep) {

@@ -111,6 +111,23 @@ struct GradientNorms {
   double dot_prev = 0;
 };
 
+/// Framework-neutral mode, measured on the application's device and read a
+/// step late (synchronized_late()): one rank's record of one step.
+struct StepMeasurement {
+  GradientNorms norms;
+  /// Seconds, summed over the step's micro-steps: each accumulation
+  /// micro-step from its batch's delivery to the next one's, the last from
+  /// its batch's delivery to the end of its computation (last gradient
+  /// ready; with one replica, to the next step's first batch: nothing else
+  /// is left to model).
+  double grad_time_sum = 0;
+  int micro_steps = 0;
+  /// Seconds from the last micro-step's batch to the next step's first
+  /// batch: computation, the all-reduce not hidden by it, the optimizer,
+  /// the loader and the user's code.
+  double step_time = 0;
+};
+
 /// What the agent does once a resize checkpoint is committed.
 enum class RequeueMode {
   kWait,  ///< acknowledge in the hint and wait to be requeued by sched/pollux (default)
@@ -284,6 +301,15 @@ class Agent {
   /// std::logic_error on a buffer agent, std::invalid_argument on
   /// non-finite or negative norms or local_grads not 1 or accum_steps()+1.
   void synchronized(const GradientNorms& norms);
+  /// In place of synchronized() (and of the agent's host clock), for an
+  /// application that measures on its device without waiting for it:
+  /// `previous` is the previous step's measurement (null: none, e.g. the
+  /// first step), this step's comes with the next call. Non-finite or
+  /// negative values make that record carry nothing (no statistics, no
+  /// profile) rather than an error. `skipped`: this step's update was left
+  /// out (an overflowed fp16 step): its batch counts in samples_seen(), not
+  /// in progress(), and its record is not used. Collective.
+  void synchronized_late(const StepMeasurement* previous, bool skipped);
   /// Whether the next step's averaged gradient is to be kept (kKeep) or
   /// compared with the kept one (kCompare, report has_prev) for the
   /// one-replica estimate; kOff with more replicas. Constant from

@@ -122,6 +122,18 @@ pollux_agent* pollux_agent_create_with_communicator(const pollux_agent_options* 
 int pollux_agent_micro_step_done(pollux_agent* agent);
 /* Once the framework's all-reduce of the last micro-step is done. Collective. */
 int pollux_agent_synchronized(pollux_agent* agent, const pollux_gradient_norms* norms);
+/* The previous step as measured on the application's device (struct
+ * StepMeasurement in pollux/agent.h). */
+typedef struct pollux_step_measurement {
+  pollux_gradient_norms norms;
+  double grad_time_sum; /* seconds, over the micro-steps (see agent.h) */
+  int micro_steps;
+  double step_time;     /* seconds, last micro-step's batch to the next step's first */
+} pollux_step_measurement;
+/* In place of synchronized(): `previous` (NULL: none) is the previous
+ * step's measurement, read a step late; `skipped` non-zero: this step's
+ * update was left out (no progress, no statistics). Collective. */
+int pollux_agent_synchronized_late(pollux_agent* agent, const pollux_step_measurement* previous, int skipped);
 /* enum pollux_two_step for the next step (constant from step_end to synchronized). */
 int pollux_agent_two_step_phase(const pollux_agent* agent);
 

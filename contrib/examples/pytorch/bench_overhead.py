@@ -3,20 +3,25 @@
 PyTorch training step, and the agent's fitted step-time model against the
 measured step times (doc/benchmarks.md, "PyTorch: hook and agent overhead").
 
-    bench_overhead.py [--ranks 2] [--steps 40] [--rounds 6] [--backend gloo]
+    bench_overhead.py [--ranks 1] [--steps 8] [--rounds 12] [--batch 32] [--width 2048]
+                      [--model-steps 6] [--cycles 3]
 
 Starts --ranks local processes (one CPU thread each; gloo on CPU, NCCL on
 a GPU, or --backend: two ranks on one GPU need gloo, NCCL refuses them).
-On a GPU both models, the batches and the norm pass are on it, and the
-plain step ends, as pollux.torch's does, by synchronising the GPU. Each holds the
-same MLP (784-1024-1024-10, 1.86 M parameters) twice: under plain
-DistributedDataParallel with a DataLoader and DistributedSampler, and
-under pollux.torch's ElasticDataParallel and ElasticDataLoader; it runs
---steps steps of one then of the other, --rounds times alternately (so
-both see the same machine load), and reports the median step time of
-each. Then, with the agent fixed to each of several (atomic batch,
-accumulation) configurations in turn, it compares the agent's fitted
-model of the time per optimizer step with the measured median.
+Each holds the same MLP (1024-W-W-W-10; W = 2048: 10.5 M parameters)
+twice: under plain DistributedDataParallel with a DataLoader and a
+DistributedSampler, written as users write it (no synchronisation in the
+step), and under pollux.torch's ElasticDataParallel and ElasticDataLoader;
+it runs --steps steps of one then of the other, --rounds times
+alternately (so both see the same machine load), and reports the median
+time per step of each, from one step's batch to the next's as the loop
+sees it (wall time, then the process's CPU time), and the median of the
+per-round ratios. Then, with the agent fixed to each of several (atomic
+batch, accumulation) configurations in turn (atomic 16 to 256, and 64 x 2
+and 64 x 4 micro-steps; --cycles round-robin visits of --model-steps
+steps), it compares the agent's fitted model of the time per optimizer
+step with the measured median time between the first batches of
+consecutive steps.
 """
 import argparse
 import json
@@ -56,11 +61,13 @@ def worker(args):
     cuda = dev.type == "cuda"
     torch.manual_seed(0)
     n = 8192
-    data = torch.utils.data.TensorDataset(torch.randn(n, 784), torch.randint(0, 10, (n,)))
+    data = torch.utils.data.TensorDataset(torch.randn(n, 1024), torch.randint(0, 10, (n,)))
 
     def mlp():
         torch.manual_seed(1)
-        return nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
+        w = args.width
+        return nn.Sequential(nn.Linear(1024, w), nn.ReLU(), nn.Linear(w, w), nn.ReLU(), nn.Linear(w, w), nn.ReLU(),
+                             nn.Linear(w, 10))
 
     per_rank = args.batch
     clock = time.perf_counter
@@ -72,8 +79,8 @@ def worker(args):
     plain_loader = torch.utils.data.DataLoader(data, batch_size=per_rank, sampler=sampler)
     # pollux.torch: M0 = the same global batch.
     loader = pollux.ElasticDataLoader(data, batch_size=per_rank * env.world_size,
-                                      max_batch_size=4 * per_rank * env.world_size,
-                                      atomic_batch_size=(16, 2 * per_rank))
+                                      max_batch_size=16 * per_rank * env.world_size,
+                                      atomic_batch_size=(16, 256))
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     model = pollux.ElasticDataParallel(model, opt)
@@ -81,55 +88,62 @@ def worker(args):
     params = sum(p.numel() for p in model.parameters())
 
     def run_plain(steps):
-        times, it = [], iter(plain_loader)
-        for _ in range(steps):
-            t0 = clock()
-            try:
-                x, y = next(it)
-            except StopIteration:
-                it = iter(plain_loader)
-                x, y = next(it)
-            plain_opt.zero_grad()
-            F.cross_entropy(plain(x.to(dev)), y.to(dev)).backward()
-            plain_opt.step()
-            if cuda:
-                torch.cuda.synchronize()  # the step is done, as pollux.torch's step waits for it
-            times.append(clock() - t0)
+        """The baseline loop: times from one batch to the next."""
+        times, t0 = [], None
+        while len(times) < steps:
+            for x, y in plain_loader:
+                now = clock()
+                if t0 is not None:
+                    times.append(now - t0)
+                    if len(times) >= steps:
+                        break
+                t0 = now
+                plain_opt.zero_grad()
+                F.cross_entropy(plain(x.to(dev)), y.to(dev)).backward()
+                plain_opt.step()
         return times
 
     def run_pollux(steps):
-        times, start = [], agent.step
-        t0 = clock()
-        while agent.step - start < steps:
+        """The same loop under pollux.torch: times from one step's first batch to the next's."""
+        times, last, start = [], None, agent.step
+        while len(times) < steps:
             for x, y in loader:
+                if last is None or agent.step != last[0]:
+                    now = clock()
+                    if last is not None:
+                        times.append(now - last[1])
+                    last = (agent.step, now)
                 opt.zero_grad()
                 F.cross_entropy(model(x.to(dev)), y.to(dev)).backward()
                 opt.step()  # ends the agent's step on the last micro-batch
-                if agent.step - start > len(times):
-                    now = clock()
-                    times.append(now - t0)
-                    t0 = now
-                    if agent.step - start >= steps:
-                        break
+                if len(times) >= steps and agent.step != last[0]:
+                    break
         return times
 
     out = {"ranks": env.world_size, "params": params, "batch_per_rank": per_rank, "backend": env.backend,
-           "device": torch.cuda.get_device_name(dev) if cuda else "cpu", "torch": torch.__version__}
-    # Wall time, and the process's CPU time (all its threads: the agent's,
-    # gloo's), which other jobs preempting ours do not inflate.
+           "device": torch.cuda.get_device_name(dev) if cuda else "cpu", "torch": torch.__version__,
+           "threads": torch.get_num_threads()}
+    agent.set_batch_config(per_rank, 0)  # the same batch as the plain step
+    # Wall time, and the process's CPU time (all its threads), which other
+    # jobs preempting ours do not inflate; short alternating blocks, and the
+    # median of the per-round ratios, so that a load that drifts during the
+    # run weighs on both alike.
     for name, clock in (("wall", time.perf_counter), ("cpu", time.process_time)):
-        run_plain(5)
-        run_pollux(5)
-        a, b = [], []
+        run_plain(3)
+        run_pollux(3)
+        a, b, ratios = [], [], []
         for _ in range(args.rounds):
-            a += run_plain(args.steps)
-            b += run_pollux(args.steps)
-        out[name] = {"plain_ms": 1e3 * statistics.median(a), "pollux_ms": 1e3 * statistics.median(b)}
-        out[name]["overhead_pct"] = 100 * (out[name]["pollux_ms"] / out[name]["plain_ms"] - 1)
+            pa, pb = run_plain(args.steps), run_pollux(args.steps)
+            a += pa
+            b += pb
+            ratios.append(statistics.median(pb) / statistics.median(pa))
+        out[name] = {"plain_ms": 1e3 * statistics.median(a), "pollux_ms": 1e3 * statistics.median(b),
+                     "overhead_pct": 100 * (statistics.median(b) / statistics.median(a) - 1),
+                     "paired_overhead_pct": 100 * (statistics.median(ratios) - 1), "rounds": args.rounds,
+                     "steps_per_block": args.steps}
     clock = time.perf_counter
     # The hook's arithmetic alone: one squared-norm pass over a gradient
-    # of the model's size (it makes two per step: before and after the
-    # all-reduce).
+    # of the model's size.
     from pollux.torch.parallel import _sqnorm
     g = torch.randn(params, device=dev)
     passes = []
@@ -140,13 +154,17 @@ def worker(args):
     out["norm_pass_ms"] = 1e3 * statistics.median(passes)
 
     # The fitted model against measured step times, per configuration.
-    configs = [(16, 0), (32, 0), (64, 0), (128, 0), (32, 1), (64, 1)]
-    measured = {}
-    for atomic, accum in configs:
-        agent.set_batch_config(atomic, accum)
-        times = run_pollux(args.steps)[3:]  # warm-up steps after a change are not profiled either
-        measured[(atomic, accum)] = statistics.median(times)
-    # Let rank 0's adapter fit the final profile (it refits in the background).
+    configs = [(16, 0), (32, 0), (64, 0), (128, 0), (256, 0), (64, 1), (64, 3)]
+    # Round-robin over the configurations, --cycles times, so that the
+    # machine's load weighs on all alike; the first 2 steps of each visit
+    # are not counted, as the agent does not profile them either.
+    measured = {c: [] for c in configs}
+    for _ in range(args.cycles):
+        for atomic, accum in configs:
+            agent.set_batch_config(atomic, accum)
+            measured[(atomic, accum)] += run_pollux(args.model_steps)[2:]
+    measured = {c: statistics.median(v) for c, v in measured.items()}
+    # Let rank 0's adapter fit the final profile (it refits at a step's end).
     deadline = time.time() + 60
     predicted = {}
     while time.time() < deadline:
@@ -158,6 +176,7 @@ def worker(args):
     profile = {(int(p["atomic_batch"]),): p for p in agent.profile if p["replicas"] == agent.replicas}
     out["model"] = [{"atomic": c[0], "accum": c[1], "measured_ms": 1e3 * measured[c],
                      "fitted_ms": 1e3 * predicted[c] if predicted.get(c) else None,
+                     "error_pct": 100 * (predicted[c] / measured[c] - 1) if predicted.get(c) else None,
                      "profiled_grad_ms": 1e3 * profile[(c[0],)]["grad_time"] if (c[0],) in profile else None,
                      "profiled_step_ms": 1e3 * profile[(c[0],)]["step_time"] if (c[0],) in profile else None}
                     for c in configs]
@@ -182,10 +201,13 @@ def worker(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--ranks", type=int, default=2)
-    p.add_argument("--steps", type=int, default=40, help="steps per block")
-    p.add_argument("--rounds", type=int, default=6, help="alternating blocks of each")
-    p.add_argument("--batch", type=int, default=64, help="examples per rank and step")
+    for flag, default, what in (("--ranks", 1, "local processes"), ("--steps", 8, "steps per block"),
+                                ("--rounds", 12, "alternating blocks of each"),
+                                ("--batch", 32, "examples per rank and step"),
+                                ("--width", 2048, "hidden width of the MLP"),
+                                ("--model-steps", 6, "steps per visit of a configuration (model check)"),
+                                ("--cycles", 3, "visits of each configuration (model check)")):
+        p.add_argument(flag, type=int, default=default, help=what)
     p.add_argument("--backend", choices=("gloo", "nccl"), help="default: NCCL on a GPU, else gloo")
     p.add_argument("--cprofile", type=int, default=0, metavar="STEPS",
                    help="then profile this many steps of each with cProfile (rank 0 prints)")

@@ -7,8 +7,12 @@ the framework-neutral mode asks (doc/agent.md): the loader's yield begins
 a micro-step; an accumulation micro-step ends at optimizer.step() (a no-op
 then, gradients accumulate under no_sync); on the last one the DDP comm
 hook ends the computation when the last bucket is ready, and
-optimizer.step() reports the norms once the all-reduce is done, applies
-the learning-rate rule, takes the real step and ends the agent's step.
+optimizer.step() queues the step's norms to host memory, hands the agent
+the previous step's record (synchronized_late: times and norms measured on
+the device, read a step late, so nothing waits for the GPU), applies the
+learning-rate rule, takes the real step and ends the agent's step. A step
+whose optimizer.step() is left out after its backward (GradScaler's skip
+on overflow) ends when the next batch is asked for, as a skipped update.
 """
 import math
 import os
@@ -20,7 +24,7 @@ import torch
 
 from .. import _agent
 from .._capi import PolluxError
-from . import _dist
+from . import _dist, _timing
 
 _STATE_FILE = "pytorch-state.pt"
 _RNG_FILE = "pytorch-rng-{}.pt"
@@ -74,6 +78,14 @@ class Session:
         self.phase = _agent.TwoStep.OFF
         self.reset_norms()
         self.kept = {}
+        self.keep_buffers = {}     # bucket index -> the buffer kept[] copies into (parallel._keep)
+        self.clock = _timing.clock(env.device)
+        self.norm_copy = _timing.Norms(env.device)
+        self.record = None         # the step in progress
+        self.pending = None        # the last ended step, read at the next step's end
+        self.scaler = None
+        self.scaler_skipped = False
+        self.stepped = False
 
     # --- set-up -------------------------------------------------------------
     def attach_loader(self, loader, options):
@@ -86,7 +98,7 @@ class Session:
         self.agent.on_restore(self.load)
         self.loader = loader
 
-    def attach_model(self, model, optimizer, lr_scheduler, lr_rule):
+    def attach_model(self, model, optimizer, lr_scheduler, lr_rule, scaler=None):
         if self.model is not None:
             raise PolluxError("one ElasticDataParallel model per job")
         chosen = lr_rule is None
@@ -98,6 +110,8 @@ class Session:
             raise PolluxError("wrap the model in ElasticDataParallel before iterating the ElasticDataLoader")
         self.model, self.optimizer, self.lr_scheduler, self.lr_rule = model, optimizer, lr_scheduler, lr_rule
         _patch_optimizer(self, optimizer)
+        if scaler is not None:
+            _patch_scaler(self, scaler)
         if self.env.rank == 0 and os.environ.get("POLLUX_VERBOSE", "1") != "0":
             how = "the default for" if chosen else "as asked, for"
             print(f"pollux.torch: learning-rate rule {lr_rule} ({how} {type(optimizer).__name__}; "
@@ -164,15 +178,22 @@ class Session:
         self.buckets = 0
 
     def begin_micro(self, k, accum):
+        mark = self.clock.mark()
         if k == 0:
             if self.micro != -1:
                 raise PolluxError("the previous step did not end: call optimizer.step() once per batch")
+            if self.pending is not None and self.pending.next is None:
+                self.pending.next = mark
             self.accum = accum
             self.reset_norms()
             self.phase = self.agent.two_step_phase
+            self.record = _timing.StepRecord(mark)
+            self.scaler_skipped = False
         elif self.micro != k - 1 or not self.micro_ended:
             raise PolluxError("call optimizer.step() once per batch of the ElasticDataLoader (it is a no-op on "
                               "the batches that only accumulate gradients)")
+        else:
+            self.record.begins.append(mark)
         self.micro = k
         self.micro_ended = False
         self.agent.micro_step_begin()
@@ -183,6 +204,8 @@ class Session:
 
     def compute_done(self):
         if self.micro >= 0 and not self.micro_ended:
+            if self.micro == self.accum:
+                self.record.done = self.clock.mark()
             self.micro_ended = True
             self.agent.micro_step_end()
 
@@ -195,6 +218,47 @@ class Session:
         ratio = a.total_batch / self.loader.batch_size
         return math.sqrt(ratio) if self.lr_rule == "sqrt" else ratio
 
+    def _queue_norms(self):
+        """The step's norms, unscaled, on their way to host memory (no wait)."""
+        v = torch.stack([self.local_sqr, self.sync_sqr, self.prev_sqr, self.dot_prev])
+        inv = _inverse_scale_sq(self.scaler)
+        if inv is not None:
+            v = v * inv
+        self.record.norms = self.norm_copy.to_host(v)
+        self.record.has_prev = self.phase == _agent.TwoStep.COMPARE and self.compared == self.buckets > 0
+
+    def _previous(self):
+        """The previous step's measurement for the agent, read a step late."""
+        rec, self.pending = self.pending, None
+        if rec is None or rec.next is None:
+            return None
+        if rec.verify_skip:
+            self.clock.wait(rec.next)
+            if _timing.averaged_finite(rec):
+                raise PolluxError("optimizer.step() was left out of a step whose gradients were finite: call it "
+                                  "once per batch of the ElasticDataLoader (only a step whose gradients "
+                                  "overflowed may be left out, as GradScaler does)")
+            return None
+        return _timing.measurement(rec, self.clock, self.env.world_size)
+
+    def _end(self, skipped):
+        """Hands the previous step's record to the agent (collective)."""
+        self._queue_norms()
+        self.record.skipped = skipped
+        self.record.verify_skip = skipped and not self.scaler_skipped
+        previous = self._previous()
+        if self.phase != _agent.TwoStep.KEEP:
+            self.kept = {}
+        self.agent.synchronized_late(previous, skipped)
+
+    def _finish(self):
+        self.pending, self.record = self.record, None
+        self.micro = -1
+        if self.agent.step_end():
+            sys.stdout.flush()
+            sys.stderr.flush()
+            raise SystemExit(self.agent.requeue_exit_code)
+
     def optimizer_step(self, real_step, closure):
         if self.micro == -1:
             raise PolluxError("optimizer.step() outside a step: take a batch from the ElasticDataLoader, "
@@ -205,15 +269,8 @@ class Session:
         if not self.micro_ended:
             raise PolluxError("optimizer.step() before the gradients were all-reduced: call loss.backward() on "
                               "the output of the ElasticDataParallel model first")
-        if self.env.device.type == "cuda":
-            torch.cuda.synchronize()  # the all-reduce is done, on the GPU too
-        complete = self.compared == self.buckets and self.buckets > 0
-        norms = _agent.GradientNorms(self.local_sqr.item(), self.sync_sqr.item(), 1,
-                                     self.phase == _agent.TwoStep.COMPARE and complete,
-                                     self.prev_sqr.item(), self.dot_prev.item())
-        if self.phase != _agent.TwoStep.KEEP:
-            self.kept = {}
-        self.agent.synchronized(norms)
+        self.stepped = True
+        self._end(skipped=False)
         factor = self.lr_factor()
         groups = self.optimizer.param_groups
         base = [g["lr"] for g in groups]
@@ -224,14 +281,20 @@ class Session:
         finally:
             for g, lr in zip(groups, base):
                 g["lr"] = lr
-        self.micro = -1
-        if self.agent.step_end():
-            sys.stdout.flush()
-            sys.stderr.flush()
-            raise SystemExit(self.agent.requeue_exit_code)
+        self._finish()
         if getattr(self.lr_scheduler, "follows_progress", False):
             self.lr_scheduler.step()
         return result
+
+    def end_left_out_step(self):
+        """The loader's next batch is asked for and the step's optimizer.step()
+        was left out: after the last backward, a skipped update (GradScaler's
+        on overflow: no progress, no statistics; without a scaler verified a
+        step late to have non-finite gradients); otherwise a misuse."""
+        if self.micro != self.accum or not self.micro_ended:
+            raise PolluxError("call optimizer.step() once per batch of the ElasticDataLoader")
+        self._end(skipped=True)
+        self._finish()
 
     def zero_grad_allowed(self):
         # Not while a step accumulates: only before its first backward.
@@ -255,6 +318,57 @@ def _patch_optimizer(session, optimizer):
     # not warn that optimizer.step() was overridden after its creation.
     step.__dict__.update(getattr(real_step, "__dict__", {}))
     optimizer.step, optimizer.zero_grad = types.MethodType(step, optimizer), types.MethodType(zero_grad, optimizer)
+
+
+def _patch_scaler(session, scaler):
+    """The loss scaler of mixed precision: its scale unscales the statistics,
+    and its step() tells a skipped update (found inf) from a misuse."""
+    if not (hasattr(scaler, "get_scale") or isinstance(getattr(scaler, "_scale", None), torch.Tensor)):
+        raise TypeError(f"scaler: a torch GradScaler or an object with get_scale(), not {type(scaler).__name__}")
+    session.scaler = scaler
+    real_step, real_update = getattr(scaler, "step", None), getattr(scaler, "update", None)
+    if real_step is None:
+        return
+    accumulating = [False]
+
+    def step(optimizer, *args, **kwargs):
+        if optimizer is not session.optimizer:
+            raise PolluxError("the scaler steps an optimizer that the ElasticDataParallel model does not hold: "
+                              "step the optimizer given to ElasticDataParallel")
+        # A micro-step that only accumulates: no unscaling (the next
+        # backward adds scaled gradients to these), no inf check, no update.
+        accumulating[0] = 0 <= session.micro < session.accum
+        if accumulating[0]:
+            return optimizer.step(*args, **kwargs)
+        session.stepped = False
+        result = real_step(optimizer, *args, **kwargs)
+        if not session.stepped:
+            session.scaler_skipped = True  # inf/NaN found: GradScaler left the update out
+        return result
+
+    def update(*args, **kwargs):
+        if accumulating[0]:
+            return None  # the scale stays for the whole step
+        return real_update(*args, **kwargs)
+
+    scaler.step = step
+    if real_update is not None:
+        scaler.update = update
+
+
+def _inverse_scale_sq(scaler):
+    """1 / scale^2 as a device tensor (a GradScaler's, no wait) or a float;
+    None without scaling."""
+    if scaler is None:
+        return None
+    scale = getattr(scaler, "_scale", None)
+    if isinstance(scale, torch.Tensor):
+        if hasattr(scaler, "is_enabled") and not scaler.is_enabled():
+            return None
+        return scale.double().reciprocal().square()
+    if hasattr(scaler, "is_enabled") and not scaler.is_enabled():
+        return None
+    return 1.0 / float(scaler.get_scale()) ** 2
 
 
 def _state_of(obj):

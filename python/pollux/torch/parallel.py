@@ -44,7 +44,28 @@ def _sqnorm(t):
 def _dot(a, b):
     if a.is_cuda:
         return _wide_dot(a, b)
-    return _chunked(a * b, lambda rows: rows.sum(dim=1, dtype=torch.float32 if a.dtype != torch.float64 else None))
+    if a.dtype in (torch.float32, torch.float64):
+        # One dot product per chunk (a batched matrix product): no a * b
+        # temporary, a third of the time of the product and a sum.
+        n = a.numel()
+        k = n - n % _CHUNK
+        total = a.new_zeros((), dtype=torch.float64)
+        if k:
+            total = torch.bmm(a[:k].view(-1, 1, _CHUNK), b[:k].view(-1, _CHUNK, 1)).to(torch.float64).sum()
+        if k < n:
+            total = total + torch.dot(a[k:].to(torch.float64), b[k:].to(torch.float64))
+        return total
+    return _chunked(a * b, lambda rows: rows.sum(dim=1, dtype=torch.float32))
+
+
+def _keep(session, index, t):
+    """A copy of bucket `index` in a buffer kept from pair to pair: a fresh
+    tensor of a large bucket costs its page faults every time (16 ms for
+    10.5 M floats on the CPU here, against 1.7 ms for the copy alone)."""
+    buf = session.keep_buffers.get(index)
+    if buf is None or buf.shape != t.shape or buf.dtype != t.dtype or buf.device != t.device:
+        buf = session.keep_buffers[index] = torch.empty_like(t)
+    return buf.copy_(t.detach())
 
 
 def _hook(session, bucket):
@@ -54,7 +75,8 @@ def _hook(session, bucket):
     s = session
     if s.accum > 0:
         buf.div_(s.accum + 1)  # the accumulated sum of micro-gradients -> their mean
-    s.local_sqr.add_(_sqnorm(buf))
+    local = _sqnorm(buf)
+    s.local_sqr.add_(local)
     s.buckets += 1
     index, phase, world = bucket.index(), s.phase, s.env.world_size
     if bucket.is_last():
@@ -65,14 +87,17 @@ def _hook(session, bucket):
         t = f.value()[0]
         if world > 1:
             t.div_(world)
-        s.sync_sqr.add_(_sqnorm(t))
+            sqr = _sqnorm(t)
+        else:
+            sqr = local  # one replica: the all-reduce averaged nothing, no second pass
+        s.sync_sqr.add_(sqr)
         if phase == _agent.TwoStep.KEEP:
-            s.kept[index] = t.detach().clone()
+            s.kept[index] = (_keep(s, index, t), sqr)
         elif phase == _agent.TwoStep.COMPARE:
             kept = s.kept.get(index)
-            if kept is not None and kept.shape == t.shape:
-                s.prev_sqr.add_(_sqnorm(kept))
-                s.dot_prev.add_(_dot(kept, t))
+            if kept is not None and kept[0].shape == t.shape:
+                s.prev_sqr.add_(kept[1])  # measured when it was kept
+                s.dot_prev.add_(_dot(kept[0], t))
                 s.compared += 1
         return t
 
@@ -82,7 +107,7 @@ def _hook(session, bucket):
 class ElasticDataParallel(DistributedDataParallel):
     """DistributedDataParallel for an elastic job.
 
-    ElasticDataParallel(model, optimizer, lr_scheduler=None, lr_rule=None, **ddp_options)
+    ElasticDataParallel(model, optimizer, lr_scheduler=None, lr_rule=None, scaler=None, **ddp_options)
 
     `model` is moved to pollux.torch.device(). The optimizer's step() and
     zero_grad() are wrapped: within a step of several micro-steps (gradient
@@ -97,9 +122,15 @@ class ElasticDataParallel(DistributedDataParallel):
     stepped by scale-invariant progress after every optimizer step. The gradients the optimizer sees are the mean
     over the whole batch. The model, optimizer and scheduler are
     checkpointed and restored by the agent's protocol.
+
+    `scaler`: the loss scaler of fp16 mixed precision (torch.amp /
+    torch.cuda.amp GradScaler, or an object with get_scale() for a static
+    scale): the statistics are taken on unscaled gradients, and a step its
+    step() skips (gradients overflowed) counts as neither progress nor
+    statistics (doc/pytorch.md, "Mixed precision").
     """
 
-    def __init__(self, module, optimizer, lr_scheduler=None, lr_rule=None, **ddp_options):
+    def __init__(self, module, optimizer, lr_scheduler=None, lr_rule=None, scaler=None, **ddp_options):
         session = _session.get("ElasticDataParallel")
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise TypeError(f"optimizer: a torch.optim.Optimizer, not {type(optimizer).__name__}")
@@ -114,7 +145,7 @@ class ElasticDataParallel(DistributedDataParallel):
             ddp_options.setdefault("output_device", device)
         super().__init__(module, **ddp_options)
         self.register_comm_hook(session, _hook)
-        session.attach_model(self, optimizer, lr_scheduler, lr_rule)
+        session.attach_model(self, optimizer, lr_scheduler, lr_rule, scaler)
         self._pollux = session
 
     def forward(self, *inputs, **kwargs):
