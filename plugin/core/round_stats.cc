@@ -83,7 +83,7 @@ void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, 
   add_to(start_, snap, inputs, result, record);
   add_to(reset_, snap, inputs, result, record);
   last_round_ = snap.now;
-  gpus_ = gpu_use(snap);
+  gpus_ = gpu_use(snap, result);
   jobs_.clear();
   for (const JobDecision& d : result.decisions) {
     if (d.job >= snap.jobs.size()) continue;
@@ -124,18 +124,18 @@ double RoundStats::cluster_goodput() const noexcept {
   return sum;
 }
 
-GpuUse gpu_use(const Snapshot& snap) {
+GpuUse gpu_use(const Snapshot& snap, const RoundResult& result) {
   GpuUse u;
   for (const NodeSnapshot& n : snap.nodes) {
     u.total += n.gpus;
     u.rigid += n.rigid_gpus;
   }
-  for (const ElasticJobSnapshot& j : snap.jobs) {
-    if (!j.running) continue;
-    // Moldable jobs (sized once, no resize signal listener) will be told
-    // apart here, by the job's kind in the snapshot, and counted in
-    // u.moldable; every elastic job counts as elastic until then.
-    u.elastic += placement_gpus(j.current);
+  // A running job's kind is the round's word for it (its decision's view):
+  // moldable until its agent announced a resize signal the site allows.
+  for (const JobDecision& d : result.decisions) {
+    if (d.job >= snap.jobs.size() || !snap.jobs[d.job].running) continue;
+    const int gpus = placement_gpus(snap.jobs[d.job].current);
+    (d.view.kind == "moldable" ? u.moldable : u.elastic) += gpus;
   }
   u.idle = std::max(0, u.total - u.elastic - u.moldable - u.rigid);
   return u;

@@ -118,8 +118,9 @@ class RoundStats {
   double last_round_ = 0;
 };
 
-/// GPUs by kind of job, from a snapshot.
-GpuUse gpu_use(const Snapshot& snap);
+/// GPUs by kind of job: rigid and idle from the snapshot, elastic and
+/// moldable from the kind the round gave each running job.
+GpuUse gpu_use(const Snapshot& snap, const RoundResult& result);
 
 /// The user name of a uid (getpwuid_r), the number when it has none.
 std::string user_name(std::uint32_t uid);

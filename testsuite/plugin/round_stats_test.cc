@@ -128,6 +128,19 @@ TEST(RoundStats, ARequeueCountsAnAcknowledgementOrATimeOut) {
   EXPECT_EQ(stats.since_start().reasons.at("preempt"), 1);
 }
 
+TEST(RoundStats, AMoldableJobsGpusAreCountedApart) {
+  RoundStats stats(0);
+  const Snapshot snap = two_jobs(10);
+  RoundResult result;
+  result.decisions = {decision(1, Action::kHold, Phase::kHeld, "wait", 0),
+                      decision(0, Action::kNone, Phase::kRunning, "start", 2)};
+  result.decisions[1].view.kind = "moldable";  // its agent announced no resize signal
+  stats.add(snap, std::vector<JobInput>(2), result, record(RoundKind::kPeriodic, 1, 1));
+  EXPECT_EQ(stats.gpus().moldable, 2);
+  EXPECT_EQ(stats.gpus().elastic, 0);
+  EXPECT_EQ(stats.gpus().idle, 5);
+}
+
 TEST(RoundStats, GpusByKindAndOneRowPerJob) {
   RoundStats stats(0);
   const Snapshot snap = two_jobs(10);
