@@ -3,6 +3,7 @@
 #include "submit_fit.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace pollux::sched {
