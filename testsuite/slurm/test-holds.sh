@@ -18,7 +18,9 @@ as_user scontrol update jobid="$held" TimeLimit=100 || fail "the user could not 
 admin=$(sbatch --parsable --requeue -N 1-4 --gpus-per-node=4 -o /dev/null --wrap 'srun --ntasks=1 sleep 1000')
 scontrol hold "$admin"
 wait_until 30 "user job $held running as decided" runs_as_decided "$held"
-rounds() { grep -c "sched/pollux: round:" "$CLUSTER_DIR/log/slurmctld.log"; }
+# log_count, not grep -c: no periodic round may have run yet (the first one
+# comes one interval after slurmctld starts), and grep -c then fails.
+rounds() { log_count "sched/pollux: round:"; }
 r0=$(rounds)
 more_rounds() { (($(rounds) >= r0 + 2)); }
 wait_until 30 "two more rounds" more_rounds
