@@ -18,6 +18,17 @@ bool set(const std::string& s) { return !s.empty(); }
 
 }  // namespace
 
+bool asks_beyond_cpus(std::string_view tres) {
+  while (!tres.empty()) {
+    const auto comma = tres.find(',');
+    const std::string_view entry = tres.substr(0, comma);
+    if (!entry.empty() && entry.substr(0, 4) != "cpu=" && entry.substr(0, 4) != "cpu:") return true;
+    if (comma == std::string_view::npos) break;
+    tres.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 bool ElasticRange::allows(int nodes, int g) const noexcept {
   return nodes >= min_nodes && nodes <= max_nodes && g >= 1 && g <= gpus_per_node;
 }
@@ -78,7 +89,7 @@ std::optional<ElasticRange> classify(const JobShape& s, std::string* why) {
   const bool have_min = s.min_nodes >= 1 && s.min_nodes <= kMaxNodes;
   const bool have_max = s.max_nodes >= 1 && s.max_nodes <= kMaxNodes;
   if (!have_min || !have_max || s.max_nodes <= s.min_nodes) return rigid("no node range (-N MIN-MAX)");
-  if (set(s.tres_per_job) || set(s.tres_per_socket) || set(s.tres_per_task))
+  if (set(s.tres_per_job) || set(s.tres_per_socket) || asks_beyond_cpus(s.tres_per_task))
     return rigid("GPUs requested per job, socket or task (use --gpus-per-node)");
   if (s.node_list) return rigid("--nodelist fixes its nodes (sched/pollux places elastic jobs; use --exclude or a partition)");
   if (s.exclusive) return rigid("--exclusive (Slurm grants whole nodes; sched/pollux shares nodes by the GPU)");

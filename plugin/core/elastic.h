@@ -74,6 +74,11 @@ std::optional<ElasticRange> updated_range(const ElasticRange& now, unsigned min_
 /// and nothing else ("gres:gpu:4", "gres/gpu:4", "gpu:4"); nullopt otherwise.
 std::optional<int> untyped_gpus_per_node(std::string_view tres_per_node);
 
+/// Whether a per-job, per-socket or per-task TRES string asks for more than
+/// CPUs: from Slurm 24.11 sbatch writes --cpus-per-task into tres_per_task
+/// ("cpu=2"), which sizes nothing sched/pollux decides.
+bool asks_beyond_cpus(std::string_view tres);
+
 /// The tres_per_node value that asks for `gpus` GPUs per node.
 std::string gpus_per_node_tres(int gpus);
 

@@ -30,7 +30,8 @@ bool pollux_scheduler() { return xstrcmp(slurm_conf.schedtype, "sched/pollux") =
 bool changes_size(const job_desc_msg_t* d) {
   return d->min_nodes != NO_VAL || d->max_nodes != NO_VAL || d->num_tasks != NO_VAL ||
          d->ntasks_per_node != NO_VAL16 || d->tres_per_node != nullptr || d->tres_per_job != nullptr ||
-         d->tres_per_task != nullptr || d->tres_per_socket != nullptr || d->req_nodes != nullptr ||
+         (d->tres_per_task != nullptr && pollux::sched::asks_beyond_cpus(d->tres_per_task)) ||
+         d->tres_per_socket != nullptr || d->req_nodes != nullptr ||
          d->exc_nodes != nullptr;
 }
 
@@ -49,7 +50,7 @@ void tell_user(const pollux::sched::JobShape& shape, const std::optional<pollux:
            "left at that size (kind=moldable)" + note;
   } else {
     const bool gpus = !shape.tres_per_node.empty() || !shape.tres_per_job.empty() ||
-                      !shape.tres_per_task.empty() || !shape.tres_per_socket.empty();
+                      pollux::sched::asks_beyond_cpus(shape.tres_per_task) || !shape.tres_per_socket.empty();
     const bool node_range = shape.min_nodes >= 1 && shape.max_nodes > shape.min_nodes &&
                             shape.max_nodes <= pollux::sched::kMaxNodes;
     if (!gpus && !node_range) return;
@@ -129,7 +130,8 @@ int adopt_range_update(job_desc_msg_t* desc, job_record_t* job, uint32_t uid, ch
                   "JobId=" + std::to_string(job->job_id) + ": size update by uid " + std::to_string(uid) + " refused: " + why,
                   ESLURM_INVALID_NODE_COUNT);
   }
-  if (desc->req_nodes != nullptr || desc->tres_per_job != nullptr || desc->tres_per_task != nullptr ||
+  if (desc->req_nodes != nullptr || desc->tres_per_job != nullptr ||
+      (desc->tres_per_task != nullptr && pollux::sched::asks_beyond_cpus(desc->tres_per_task)) ||
       desc->tres_per_socket != nullptr) {
     return refuse(err_msg, "JobId=" + std::to_string(job->job_id) + ": size update by uid " + std::to_string(uid) +
                                " refused: sched/pollux chooses an elastic job's nodes and gives GPUs per node "

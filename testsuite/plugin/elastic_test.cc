@@ -26,6 +26,23 @@ TEST(Elastic, TheDocumentedFormIsElastic) {
   EXPECT_EQ(r->max_gpus(), 16);
 }
 
+// Slurm 24.11's sbatch writes --cpus-per-task=N into tres_per_task as
+// "cpu=N": CPUs per task keep a job elastic, GPUs per task do not.
+TEST(Elastic, CpusPerTaskKeepAJobElasticGpusPerTaskDoNot) {
+  JobShape s = elastic_shape();
+  s.tres_per_task = "cpu=2";
+  EXPECT_TRUE(classify(s));
+  for (const char* tres : {"cpu=2,gres/gpu:1", "gres/gpu:1", "gres:gpu:1"}) {
+    s.tres_per_task = tres;
+    std::string why;
+    EXPECT_FALSE(classify(s, &why)) << tres;
+    EXPECT_NE(why.find("per job, socket or task"), std::string::npos) << tres;
+  }
+  EXPECT_FALSE(asks_beyond_cpus(""));
+  EXPECT_FALSE(asks_beyond_cpus("cpu=4"));
+  EXPECT_TRUE(asks_beyond_cpus("cpu=4,gres/gpu=1"));
+}
+
 TEST(Elastic, GresSpellingsOfGpusPerNode) {
   for (const char* tres : {"gres:gpu:2", "gres/gpu:2", "gpu:2"}) {
     JobShape s = elastic_shape();
