@@ -13,7 +13,12 @@ py=${POLLUX_PYTHON:-/usr/bin/python3}
 export PYTHONPATH=$POLLUX_SRC/python POLLUX_AGENT_LIBRARY=$POLLUX_BUILD/agent/.libs/libpollux-agent.so
 export POLLUX_PYTHON=$py POLLUX_TRAIN_PY=$POLLUX_SRC/contrib/examples/pytorch/train.py OMP_NUM_THREADS=1
 TOLERANCE=0.03
-OPTS=(--epochs 12 --seed 3 --log-every 1 --step-delay 0.02 --example-delay 0.002 --workers 1)
+# 30 epochs: job a must still run when b arrives. A run is resized only
+# once its agent announced (after its first step) and a run that just
+# restarted weighs the next resize against it, so on a loaded 2-core
+# machine a reached all 4 GPUs 45 s in, when 12 epochs were 98% done, and
+# ended before sched/pollux could shrink it for b.
+OPTS=(--epochs 30 --seed 3 --log-every 1 --step-delay 0.02 --example-delay 0.002 --workers 1)
 
 start_cluster "" --nodes 2 --gpus 2
 mkdir -p "$CLUSTER_DIR/jobs"
