@@ -143,7 +143,7 @@ def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
     # The hook's GPU path (_wide_dot) run on the CPU, against the chunked
     # pass the CPU path uses, for each gradient dtype.
     r = python("import torch\n"
-               "from pollux.torch.parallel import _wide_dot, _chunked, _sqnorm, _dot\n"
+               "from pollux.torch.parallel import _wide_dot, _chunked, _sqnorm, _dot, _dot_consuming\n"
                "g = torch.Generator().manual_seed(3)\n"
                "for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):\n"
                "    a = torch.randn(3 * 4096 + 17, generator=g).to(dt)\n"
@@ -151,11 +151,13 @@ def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
                "    exact = a.double().square().sum().item(), (a.double() * b.double()).sum().item()\n"
                "    got = _wide_dot(a, a).item(), _wide_dot(a, b).item(), _sqnorm(a).item(), _dot(a, b).item()\n"
                "    assert _wide_dot(a, a).dtype == torch.float64\n"
+               "    pair = _dot_consuming(a.clone(), b, _sqnorm(a), _sqnorm(b)).item()  # the hook's pair on the CPU\n"
                "    print(dt, abs(got[0] / exact[0] - 1) < 1e-12, abs(got[1] - exact[1]) < 1e-9 * exact[0],\n"
-               "          abs(got[2] / exact[0] - 1) < 1e-5, abs(got[3] - exact[1]) < 1e-3 * exact[0])\n")
+               "          abs(got[2] / exact[0] - 1) < 1e-5, abs(got[3] - exact[1]) < 1e-3 * exact[0],\n"
+               "          abs(pair - exact[1]) < 1e-3 * exact[0])\n")
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.split("\n")[:4]
-    assert len(lines) == 4 and all(line.endswith("True True True True") for line in lines), r.stdout
+    assert len(lines) == 4 and all(line.endswith("True True True True True") for line in lines), r.stdout
 
 
 def test_a_missing_agent_library_is_a_clear_error():
@@ -181,6 +183,19 @@ def test_the_c_structs_layout_is_checked_at_load():
     assert "MATCH None" in r.stdout, r.stdout
     assert ("built from another pollux/agent_c.h than this package (struct pollux_agent_options differs: field "
             "new_option:i:40:4 here, spool_dir:p:40:8 in the library)") in r.stdout, r.stdout
+    # The step measurement (nested norms) is checked too, and AgentOptions
+    # takes exactly the C struct's options (one list, pollux/agent_c.h).
+    r = python("import ctypes, dataclasses, pollux, pollux._capi as c\n"
+               "names = [f.name for f in dataclasses.fields(pollux.AgentOptions)]\n"
+               "print('OPTIONS', names == [n for n, _ in c.Options._fields_] + ['requeue_exit'])\n"
+               "class Short(ctypes.Structure):\n"
+               "    _fields_ = [('norms', c.Norms), ('grad_time_sum', ctypes.c_float), ('micro_steps', ctypes.c_int),\n"
+               "                ('step_time', ctypes.c_double)]\n"
+               "c._STRUCTS['pollux_step_measurement'] = Short; c._lib = None\n"
+               "try:\n    c.lib()\nexcept c.AgentLibraryError as e:\n    print('ERR', e)\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OPTIONS True" in r.stdout, r.stdout
+    assert "struct pollux_step_measurement differs: field grad_time_sum:?c_float:48:4 here" in r.stdout, r.stdout
 
 
 def test_a_wrong_gradient_dtype_is_a_clear_error():
