@@ -126,7 +126,7 @@ Application::Application(AppTrace trace, const AppSpec& spec) : trace_(std::move
   } catch (const std::runtime_error&) {
     scattered_.reset();  // too few or flat measurements: the model covers everything else
   }
-  fallback_ = fit_perf_params(all).params;
+  fallback_ = fit_perf_params(all, FitOptions::paper()).params;  // the artifact's model
 }
 
 BatchLimits Application::limits() const noexcept {

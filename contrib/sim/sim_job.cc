@@ -119,7 +119,7 @@ void SimJob::add_profile(int nodes, int replicas, int atomic, const StepTimes& t
 const std::optional<PerfParams>& SimJob::perf_params(int slot) {
   Slot& s = slots_[static_cast<std::size_t>(slot)];
   if (s.stale) {
-    s.perf = fit_perf_params(s.profile).params;
+    s.perf = fit_perf_params(s.profile, FitOptions::paper()).params;  // the artifact's agent
     ++fits_;
     s.stale = false;
   }

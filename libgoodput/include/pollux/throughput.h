@@ -70,6 +70,15 @@ struct FitOptions {
   /// Fit alpha_1 from one-replica samples; false: the paper's model
   /// (alpha_1 fixed at 1e-8), as the artifact's fit that tests compare with.
   bool one_replica_term = true;
+
+  /// The paper's (and artifact's) model and fit: what pollux-sim's
+  /// simulated agents and the crosscheck with the artifact use, so that
+  /// they reproduce its results.
+  static FitOptions paper() {
+    FitOptions o;
+    o.one_replica_term = false;
+    return o;
+  }
 };
 
 struct FitResult {
