@@ -61,12 +61,12 @@ cluster restart-ctld
 # The first periodic round comes when it was due (the last one before the
 # restart plus the interval, 3 s), with the search state restored.
 # round_times MARK: "LOADED LAST_BEFORE FIRST_AFTER" (seconds of the day):
-# the plugin's load after line MARK, the last periodic round before it and
-# the first after it.
+# the plugin's load after line MARK, the last periodic round before that
+# load (the stopping slurmctld's included) and the first after it.
 round_times() {
   awk -v m="$1" '
     function t(s) { gsub(/[][]/, "", s); split(s, a, "T"); split(a[2], h, ":"); return h[1] * 3600 + h[2] * 60 + h[3] }
-    /sched\/pollux: round:/ && NR < m { last = t($1) }
+    /sched\/pollux: round:/ && !l { last = t($1) }
     NR >= m && /sched\/pollux: plugin loaded/ { l = t($1) }
     NR >= m && /sched\/pollux: round:/ && l { print l, last, t($1); exit }' "$CLUSTER_DIR/log/slurmctld.log"
 }
