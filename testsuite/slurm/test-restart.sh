@@ -99,6 +99,17 @@ note "job $victim requeued $(($(date +%s) - loaded_at)) s after slurmctld came b
 wait_until 10 "a periodic round after the crash" eval '[[ -n $(round_times "$crash_mark") ]]'
 due_round "$crash_mark"
 # Requeued: slurmctld restarted once more while the job waits to start again.
+# A job Slurm starts while slurmctld stops may lose its srun ("Unable to
+# confirm allocation", as any job would): job $c, given GPUs by the round
+# that requeued job $victim, first runs its step (or waits without GPUs).
+settled_c() {
+  case $(phase "$c") in
+    held) return 0 ;;
+    run | ckpt) squeue -h -s -j "$c" -o %i | grep -qx "$c\.0" ;;
+    *) return 1 ;;
+  esac
+}
+wait_until 30 "job $c running its step, or held" settled_c
 cluster restart-ctld
 all_run() { runs_as_decided "$a" && runs_as_decided "$b" && runs_as_decided "$c"; }
 wait_until 120 "all three jobs running as decided" all_run
