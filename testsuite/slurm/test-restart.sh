@@ -70,11 +70,13 @@ round_times() {
     NR >= m && /sched\/pollux: plugin loaded/ { l = t($1) }
     NR >= m && /sched\/pollux: round:/ && l { print l, last, t($1); exit }' "$CLUSTER_DIR/log/slurmctld.log"
 }
+# Within 2 s of when it was due (a busy machine delays a round by its
+# locks); the code before the rounds' memory came 3 s after the load.
 due_round() {  # due_round MARK: the first periodic round after the restart came when it was due
   local loaded last first
   read -r loaded last first <<< "$(round_times "$1")"
   note "restart: last periodic round at $last, plugin loaded at $loaded, first periodic round at $first"
-  awk -v l="$loaded" -v p="$last" -v f="$first" 'BEGIN { due = p + 3 > l ? p + 3 : l; exit !(f <= due + 1.2 && f >= p + 2.8) }' ||
+  awk -v l="$loaded" -v p="$last" -v f="$first" 'BEGIN { due = p + 3 > l ? p + 3 : l; exit !(f <= due + 2 && f >= p + 2.8) }' ||
     fail "the first periodic round after the restart came at $first, not when it was due (last round $last + 3 s, or at once after the load at $loaded)"
   tail -n +"$1" "$CLUSTER_DIR/log/slurmctld.log" | grep -q "sched/pollux: rounds remembered from .*search state restored" ||
     fail "the restarted plugin did not restore the rounds' memory: $(tail -n +"$1" "$CLUSTER_DIR/log/slurmctld.log" | grep -E 'memory|remembered' | head -2)"
