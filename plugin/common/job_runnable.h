@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/elastic.h"
 #include "slurm_api.h"
 
 namespace pollux::sched {
@@ -34,11 +35,11 @@ std::string start_blocker(job_record_t* job);
 std::string limits_refusal(job_record_t* job);
 
 /// Slurm's verdict on the job at a size it does not have (n nodes, g GPUs
-/// and tasks on each, as enact.cc would set it): job_limits_check() run on
-/// a copy of the job's record set to that size, against each of its
-/// partitions; empty when some partition passes it, else the first reason.
-/// Locks as limits_refusal().
-std::string limits_refusal_at(job_record_t* job, int nodes, int gpus_per_node);
+/// and tasks on each, as enact.cc sets it: job_size_fields.h):
+/// job_limits_check() run on a copy of the job's record set to that size,
+/// against each of its partitions; empty when some partition passes it,
+/// else the first reason. Locks as limits_refusal().
+std::string limits_refusal_at(job_record_t* job, const Size& size);
 
 /// What Slurm lets an elastic job be given, before the policy chooses:
 /// where it may run and the sizes Slurm's own tests pass.
@@ -57,7 +58,10 @@ struct JobBounds {
   std::string no_size;        ///< Slurm passes no size in the range: why (squeue's reason)
 };
 
-/// The job's bounds within `range` (its elastic range): node counts and GPUs
+/// The job's bounds within `range` (its elastic range), in one partition:
+/// a job that names several runs in one of them, so its bounds (nodes
+/// included) are those of the one it runs in, or else of the one that lets
+/// it hold the most GPUs (the first named of equals). Node counts and GPUs
 /// per node tested with limits_refusal_at() (partition MinNodes, MaxNodes,
 /// MaxTime, CPU and memory limits: whatever job_limits_check() tests), and
 /// each partition's MaxCPUsPerNode (select_nodes() enforces it per node).

@@ -8,31 +8,22 @@
 
 #include "common/compat_job_update.h"
 #include "common/compat_requeue.h"
-#include "common/compat_tres.h"
 #include "common/job_record.h"
 #include "common/job_runnable.h"
+#include "common/job_size_fields.h"
 #include "core/elastic.h"
 
 namespace pollux::sched {
 namespace {
 
-/// A requeued job may start again this long after the requeue: sooner, its
-/// new launch credential could carry the revocation's time stamp.
-constexpr double kRequeueGap = 2.0;
-/// sched/pollux parks a job it requeues this long ahead (its begin time),
-/// so that Slurm never starts it before a light round has seen the requeue
-/// finish; the round then sets the real begin time (early_begin). A begin
-/// time between kParkedFor and kRequeueParking ahead is such a parking: a
-/// job requeued by anyone else (a node failure, scontrol, the job itself)
-/// keeps Slurm's own wait (now + the credential lifetime + 1), which lets
-/// its nodes finish with the last run (a step restarted while its
-/// predecessor's slurmstepd still cleans up fails to launch: its PMIx socket
-/// is in use, and srun 22.05 then exits 0).
-constexpr double kParkedFor = 1800.0;
-
-bool parked_by_pollux(const ElasticJobSnapshot& j, double now) {
-  return j.begin_time > now + kRequeueParking - kParkedFor && j.begin_time <= now + kRequeueParking + 1;
-}
+// sched/pollux parks a job it requeues (kRequeueParking, round.h), so
+// that Slurm never starts it before a light round has seen the requeue
+// finish; the round then sets the real begin time (early_begin). A job
+// requeued by anyone else (a node failure, scontrol, the job itself) keeps
+// Slurm's own wait (now + the credential lifetime + 1), which lets its
+// nodes finish with the last run (a step restarted while its predecessor's
+// slurmstepd still cleans up fails to launch: its PMIx socket is in use,
+// and srun 22.05 then exits 0).
 
 // The begin time of a job sched/pollux requeued and parked, once Slurm has
 // finished the requeue (its old steps, which sched/pollux knows are gone,
@@ -46,23 +37,14 @@ std::optional<double> early_begin(const ElasticJobSnapshot& j, const JobState& s
   return std::max(s.since + kRequeueGap, now + 1);
 }
 
-// update_job() for a size: min = max nodes, GPUs and tasks per node, the
-// nodes, and a release when the job is held.
+// update_job() for a size (job_size_fields.h), its nodes, and a release
+// when the job is held.
 int set_size(job_record_t* job, const Alloc& alloc, bool release, long long minutes = 0) {
   auto* desc = static_cast<job_desc_msg_t*>(xmalloc(sizeof(job_desc_msg_t)));
   slurm_init_job_desc_msg(desc);
   set_update_job_id(desc, job->job_id);
   desc->alloc_node = xstrdup(kInternalUpdate);
-  desc->min_nodes = desc->max_nodes = static_cast<uint32_t>(alloc.nodes);
-  desc->num_tasks = static_cast<uint32_t>(alloc.gpus());
-  desc->ntasks_per_node = static_cast<uint16_t>(alloc.gpus_per_node);
-  // update_job() only ever raises the CPU counts it derives from the tasks:
-  // a job that shrinks must be given them, or it can never start again.
-  uint16_t cpus_per_task = job->details != nullptr ? job->details->cpus_per_task : 1;
-  if (cpus_per_task == 0 || cpus_per_task == NO_VAL16) cpus_per_task = 1;
-  desc->min_cpus = static_cast<uint32_t>(alloc.gpus()) * cpus_per_task;
-  desc->pn_min_cpus = static_cast<uint16_t>(alloc.gpus_per_node * cpus_per_task);
-  desc->tres_per_node = xstrdup(slurm_gpus_per_node_tres(alloc.gpus_per_node).c_str());
+  set_size(desc, size_fields(job, alloc.size()));
   desc->req_nodes = xstrdup(alloc.node_list.c_str());
   if (release) desc->priority = INFINITE;
   // Slurm counts a time limit per run: this run gets what is left.
@@ -95,7 +77,7 @@ std::string describe(const job_record_t* job, const char* what, int rc) {
 // (never proposed again), and the arrivals round a second later decides again.
 bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::string& comment) {
   // Against each partition the job names: Slurm starts it in any one that passes it.
-  const std::string reason = limits_refusal_at(job, d.state.alloc.nodes, d.state.alloc.gpus_per_node);
+  const std::string reason = limits_refusal_at(job, d.state.alloc.size());
   if (reason.empty()) return false;
   set_pollux_hold(job, ("pollux: Slurm refused its size (" + reason + ")").c_str());
   JobState st = d.state;
@@ -109,18 +91,18 @@ bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::strin
                                            d.state.alloc.node_list + ": " + reason +
                                            "; held without GPUs, and never given this size again until its "
                                            "partition, limits or range change",
-                        Size{d.state.alloc.nodes, d.state.alloc.gpus_per_node}});
+                        d.state.alloc.size()});
   return true;
 }
 
 // A job sched/pollux requeued, promised GPUs, and parked until the
 // requeue finishes: squeue --start would show the parking (an hour
-// ahead). Its start as far as sched/pollux can tell: once the requeue
-// finishes, a second or two from now (Slurm shows a pending job's
-// StartTime before its begin time).
+// ahead). Its start as far as sched/pollux can tell (requeue_start; Slurm
+// shows a pending job's StartTime before its begin time).
 std::optional<time_t> parked_start(const ElasticJobSnapshot& j, const JobState& s, double now) {
-  if (j.running || s.phase != Phase::kStarting || !parked_by_pollux(j, now)) return std::nullopt;
-  return static_cast<time_t>(std::ceil(std::max(s.since + kRequeueGap, now + kRequeueGap)));
+  const auto t = requeue_start(j, s, Action::kNone, now);
+  if (!t) return std::nullopt;
+  return static_cast<time_t>(std::ceil(*t));
 }
 
 }  // namespace
@@ -191,7 +173,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
           refused(job, d, r, comment);
         }
         if (job->details != nullptr) job->details->begin_time = now + static_cast<time_t>(kRequeueParking);
-        if (!d.state.alloc.empty()) job->start_time = now + static_cast<time_t>(kRequeueGap);  // (parked_start)
+        if (auto start = requeue_start(j, d.state, d.action, snap.now)) job->start_time = static_cast<time_t>(std::ceil(*start));
         break;
     }
     if (rc != SLURM_SUCCESS) continue;  // the comment keeps the previous state: retried next round

@@ -104,7 +104,8 @@ struct PolicyOptions {
   /// Job-term evaluations (one job's fitness term for one candidate
   /// placement) the local search may spend per round; 0 = what the GA
   /// spends: population x generations x #jobs. It stops earlier when
-  /// further search keeps failing.
+  /// further search keeps failing, and on rounds of thousands of jobs
+  /// after a million evaluations of perturbation (doc/policy.md).
   long long search_budget = 0;
   std::uint64_t seed = 1;              ///< same seed, same inputs -> same result
   double tiresias_queue_threshold = 16 * 3600.0;  ///< GPU-seconds
@@ -133,6 +134,17 @@ class Policy {
 
   const PolicyOptions& options() const noexcept { return options_; }
   const PolicyReport& last_report() const noexcept { return report_; }
+
+  /// What the policy carries from one optimize() to the next besides its
+  /// inputs (Pollux: its random generator), as one line of text, so that a
+  /// scheduler that restarts can go on exactly where it was: after
+  /// restore_search_state() of a search_state() the next optimize() returns
+  /// what it would have returned without the restart. Empty: none (the
+  /// baselines; Pollux's genetic search keeps its seeds, which are not saved).
+  virtual std::string search_state() const { return {}; }
+  /// False, and nothing changed, when `state` is not one this policy's
+  /// search_state() wrote (another policy's, damaged).
+  virtual bool restore_search_state(std::string_view state) { return state.empty(); }
 
  protected:
   explicit Policy(const PolicyOptions& options) : options_(options) {}
