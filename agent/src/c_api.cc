@@ -23,25 +23,20 @@ thread_local std::string t_error;
 
 void set_c_error(const std::string& message) { t_error = message; }
 
+namespace {
+// One C option into its AgentOptions member, by the member's type.
+void from_c_value(double& to, double v) { to = v; }
+void from_c_value(int& to, int v) { to = v; }
+void from_c_value(bool& to, int v) { to = v != 0; }
+void from_c_value(std::string& to, const char* v) { to = v != nullptr ? v : ""; }
+void from_c_value(RequeueMode& to, int v) { to = v == POLLUX_REQUEUE_EXIT ? RequeueMode::kExit : RequeueMode::kWait; }
+}  // namespace
+
 AgentOptions from_c(const pollux_agent_options& o) {
   AgentOptions a;
-  a.limits.init_batch = o.init_batch;
-  a.limits.max_batch = o.max_batch;
-  a.limits.min_atomic = o.min_atomic;
-  a.limits.max_atomic = o.max_atomic;
-  a.limits.accumulation = o.accumulation != 0;
-  a.adapt = o.adapt != 0;
-  a.smoothing = o.smoothing;
-  a.spool_dir = o.spool_dir != nullptr ? o.spool_dir : "";
-  a.write_hints = o.write_hints != 0;
-  a.hint_interval = o.hint_interval;
-  a.checkpoint_dir = o.checkpoint_dir != nullptr ? o.checkpoint_dir : "";
-  a.requeue_mode = o.requeue_mode == POLLUX_REQUEUE_EXIT ? RequeueMode::kExit : RequeueMode::kWait;
-  a.requeue_wait = o.requeue_wait;
-  a.requeue_exit_code = o.requeue_exit_code;
-  a.resize_signal = o.resize_signal;
-  a.verbose = o.verbose;
-  a.checkpoint_interval = o.checkpoint_interval;
+#define POLLUX_FROM_C(type, name, member, env, read, lo, hi) from_c_value(a.member, o.name);
+  POLLUX_AGENT_OPTIONS_FIELDS(POLLUX_FROM_C)
+#undef POLLUX_FROM_C
   return a;
 }
 
@@ -67,22 +62,18 @@ pollux::Agent& get(pollux_agent* a) {
 
 // The C options' numbers from C++ options (the directory strings are the
 // caller's and stay as they are).
+void to_c_value(double& to, double v) { to = v; }
+void to_c_value(int& to, int v) { to = v; }
+void to_c_value(int& to, bool v) { to = v ? 1 : 0; }
+void to_c_value(const char*&, const std::string&) {}
+void to_c_value(int& to, pollux::RequeueMode v) {
+  to = v == pollux::RequeueMode::kExit ? POLLUX_REQUEUE_EXIT : POLLUX_REQUEUE_WAIT;
+}
+
 void to_c(const pollux::AgentOptions& a, pollux_agent_options* o) {
-  o->init_batch = a.limits.init_batch;
-  o->max_batch = a.limits.max_batch;
-  o->min_atomic = a.limits.min_atomic;
-  o->max_atomic = a.limits.max_atomic;
-  o->accumulation = a.limits.accumulation;
-  o->adapt = a.adapt;
-  o->smoothing = a.smoothing;
-  o->write_hints = a.write_hints;
-  o->hint_interval = a.hint_interval;
-  o->requeue_mode = a.requeue_mode == pollux::RequeueMode::kExit ? POLLUX_REQUEUE_EXIT : POLLUX_REQUEUE_WAIT;
-  o->requeue_wait = a.requeue_wait;
-  o->requeue_exit_code = a.requeue_exit_code;
-  o->resize_signal = a.resize_signal;
-  o->verbose = a.verbose;
-  o->checkpoint_interval = a.checkpoint_interval;
+#define POLLUX_TO_C(type, name, member, env, read, lo, hi) to_c_value(o->name, a.member);
+  POLLUX_AGENT_OPTIONS_FIELDS(POLLUX_TO_C)
+#undef POLLUX_TO_C
 }
 
 pollux::CheckpointFn c_callback(pollux_checkpoint_fn fn, void* user, const char* what) {

@@ -15,6 +15,7 @@ constexpr char kind() {
   if constexpr (std::is_same_v<T, double>) return 'd';
   else if constexpr (std::is_same_v<T, int>) return 'i';
   else if constexpr (std::is_same_v<T, long long>) return 'q';
+  else if constexpr (std::is_class_v<T>) return 's';  // a struct of agent_c.h, itself reported
   else {
     static_assert(std::is_pointer_v<T>, "a C struct field of a kind the layout report does not name");
     return 'p';
@@ -26,13 +27,15 @@ std::string entry(const char* name, char k, std::size_t offset, std::size_t size
 }
 
 #define POLLUX_LAYOUT_FIELD(type, name) out += entry(#name, kind<type>(), offsetof(Struct, name), sizeof(type));
-#define POLLUX_LAYOUT(S, FIELDS)                    \
+#define POLLUX_LAYOUT_OPTION(type, name, member, env, read, lo, hi) POLLUX_LAYOUT_FIELD(type, name)
+#define POLLUX_LAYOUT_AS(S, FIELDS, FIELD)          \
   [] {                                              \
     using Struct = S;                               \
     std::string out = std::to_string(sizeof(S));    \
-    FIELDS(POLLUX_LAYOUT_FIELD)                     \
+    FIELDS(FIELD)                                   \
     return out;                                     \
   }()
+#define POLLUX_LAYOUT(S, FIELDS) POLLUX_LAYOUT_AS(S, FIELDS, POLLUX_LAYOUT_FIELD)
 
 struct Layout {
   const char* name;
@@ -40,10 +43,11 @@ struct Layout {
 };
 
 const Layout kLayouts[] = {
-    {"pollux_agent_options", POLLUX_LAYOUT(pollux_agent_options, POLLUX_AGENT_OPTIONS_FIELDS)},
+    {"pollux_agent_options", POLLUX_LAYOUT_AS(pollux_agent_options, POLLUX_AGENT_OPTIONS_FIELDS, POLLUX_LAYOUT_OPTION)},
     {"pollux_communicator", POLLUX_LAYOUT(pollux_communicator, POLLUX_COMMUNICATOR_FIELDS)},
     {"pollux_gradient_norms", POLLUX_LAYOUT(pollux_gradient_norms, POLLUX_GRADIENT_NORMS_FIELDS)},
     {"pollux_profile_sample", POLLUX_LAYOUT(pollux_profile_sample, POLLUX_PROFILE_SAMPLE_FIELDS)},
+    {"pollux_step_measurement", POLLUX_LAYOUT(pollux_step_measurement, POLLUX_STEP_MEASUREMENT_FIELDS)},
 };
 
 }  // namespace

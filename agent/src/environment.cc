@@ -14,6 +14,7 @@
 #include <string>
 
 #include "pollux/agent.h"
+#include "pollux/agent_c.h"  // the options list
 
 namespace pollux {
 namespace {
@@ -77,30 +78,34 @@ int env_signal(const char* name, int fallback) {
   return static_cast<int>(n);
 }
 
+// One option from its variable (the list's `read` column), left as it
+// is when the variable is unset or empty.
+void read_real(const char* name, double& v, double lo, double hi) { v = env_real(name, lo, hi, v); }
+void read_integer(const char* name, int& v, long long lo, long long hi) {
+  v = static_cast<int>(env_integer(name, lo, hi, v));
+}
+void read_boolean(const char* name, bool& v, int, int) { v = env_bool(name, v); }
+void read_text(const char* name, std::string& v, int, int) {
+  if (const char* s = get(name)) v = s;
+}
+void read_requeue_mode(const char* name, RequeueMode& v, int, int) {
+  const char* s = get(name);
+  if (s == nullptr) return;
+  const std::string m = s;
+  if (m == "wait") v = RequeueMode::kWait;
+  else if (m == "exit") v = RequeueMode::kExit;
+  else bad(name, s, "expected 'wait' or 'exit'");
+}
+void read_signal(const char* name, int& v, int, int) { v = env_signal(name, v); }
+template <typename T>
+void read_none(const char*, T&, int, int) {}  // an option without a variable
+
 }  // namespace
 
 void AgentOptions::apply_environment() {
-  limits.init_batch = env_real("POLLUX_INIT_BATCH", 1, 1e9, limits.init_batch);
-  limits.max_batch = env_real("POLLUX_MAX_BATCH", 1, 1e9, limits.max_batch);
-  limits.min_atomic = static_cast<int>(env_integer("POLLUX_MIN_ATOMIC", 1, 100000000, limits.min_atomic));
-  limits.max_atomic = static_cast<int>(env_integer("POLLUX_MAX_ATOMIC", 1, 100000000, limits.max_atomic));
-  limits.accumulation = env_bool("POLLUX_ACCUMULATION", limits.accumulation);
-  adapt = env_bool("POLLUX_ADAPT", adapt);
-  if (const char* v = get("POLLUX_SPOOL_DIR")) spool_dir = v;
-  write_hints = env_bool("POLLUX_HINTS", write_hints);
-  hint_interval = env_real("POLLUX_HINT_INTERVAL", 0, 86400, hint_interval);
-  if (const char* v = get("POLLUX_CHECKPOINT_DIR")) checkpoint_dir = v;
-  if (const char* v = get("POLLUX_REQUEUE_MODE")) {
-    const std::string m = v;
-    if (m == "wait") requeue_mode = RequeueMode::kWait;
-    else if (m == "exit") requeue_mode = RequeueMode::kExit;
-    else bad("POLLUX_REQUEUE_MODE", v, "expected 'wait' or 'exit'");
-  }
-  requeue_wait = env_real("POLLUX_REQUEUE_WAIT", 0, 86400 * 7, requeue_wait);
-  checkpoint_interval = env_real("POLLUX_CHECKPOINT_INTERVAL", 0, 86400 * 365, checkpoint_interval);
-  requeue_exit_code = static_cast<int>(env_integer("POLLUX_REQUEUE_EXIT_CODE", 1, 255, requeue_exit_code));
-  resize_signal = env_signal("POLLUX_RESIZE_SIGNAL", resize_signal);
-  verbose = static_cast<int>(env_integer("POLLUX_VERBOSE", 0, 3, verbose));
+#define POLLUX_FROM_ENV(type, name, member, env, read, lo, hi) read_##read(env, member, lo, hi);
+  POLLUX_AGENT_OPTIONS_FIELDS(POLLUX_FROM_ENV)
+#undef POLLUX_FROM_ENV
 }
 
 void AgentOptions::validate() const {

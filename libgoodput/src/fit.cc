@@ -22,7 +22,7 @@ namespace pollux {
 namespace {
 
 constexpr int kN = PerfParams::kCount;
-enum Index { kAlphaC, kBetaC, kAlphaN, kBetaN, kAlphaR, kBetaR, kGamma };
+enum Index { kAlphaC, kBetaC, kAlphaN, kBetaN, kAlphaR, kBetaR, kGamma, kAlpha1 };
 
 // Keeps sqrt differentiable when a noise-free fit reaches zero error; it
 // moves each RMSE by at most sqrt(1e-12) = 1e-6, so the objective (the sum
@@ -50,9 +50,8 @@ double objective(unsigned n, const double* x, double* grad, void* data) {
 
     const detail::SyncTerms t = detail::sync_terms(s.nodes, s.replicas);
     const int ia = t.link == detail::Link::kInterNode ? kAlphaN : kAlphaR;
-    const double net = t.link == detail::Link::kNone
-                           ? detail::kTiny + detail::kTiny * t.rounds
-                           : x[ia] + x[ia + 1] * t.rounds;
+    const double net = t.link == detail::Link::kNone ? x[kAlpha1] + detail::kTiny * t.rounds
+                                                     : x[ia] + x[ia + 1] * t.rounds;
     const double lo = detail::log_power_sum(pa, net, g);
     const double d2 = lo - pb.log_step[i];
     s2 += d2 * d2;
@@ -68,6 +67,8 @@ double objective(unsigned n, const double* x, double* grad, void* data) {
     if (t.link != detail::Link::kNone) {
       g2[ia] += d2 * wn / net;
       g2[ia + 1] += d2 * wn / net * t.rounds;
+    } else {
+      g2[kAlpha1] += d2 * wn / net;
     }
     g2[kGamma] += d2 * (wa * std::log(pa) + wn * std::log(net) - lo) / g;
   }
@@ -95,11 +96,11 @@ double objective(unsigned n, const double* x, double* grad, void* data) {
 // minimiser are the same; only the coordinates differ.
 double objective_log_coords(unsigned n, const double* y, double* grad, void* data) {
   std::array<double, kN> x;
-  for (int k = 0; k < kGamma; ++k) x[k] = std::exp(y[k]);
-  x[kGamma] = y[kGamma];
+  for (int k = 0; k < kN; ++k) x[k] = k == kGamma ? y[k] : std::exp(y[k]);
   const double f = objective(n, x.data(), grad, data);
   if (grad != nullptr)
-    for (int k = 0; k < kGamma; ++k) grad[k] *= x[k];  // d/dlog(x) = x d/dx
+    for (int k = 0; k < kN; ++k)
+      if (k != kGamma) grad[k] *= x[k];  // d/dlog(x) = x d/dx
   return f;
 }
 
@@ -145,6 +146,7 @@ FitResult fit_perf_params(const std::vector<ProfileSample>& samples, const FitOp
   }
 
   std::array<double, kN> x = PerfParams{}.to_array();
+  x[kAlpha1] = 0.1;  // the start, as the other alphas' (the default 1e-8 is the paper's zero)
   std::array<double, kN> lower;
   std::array<double, kN> upper;
   lower.fill(detail::kTiny);
@@ -158,13 +160,14 @@ FitResult fit_perf_params(const std::vector<ProfileSample>& samples, const FitOp
   };
 
   std::set<double> batches;
-  bool multi_node = false, single_node_multi_replica = false, over_two = false;
+  bool multi_node = false, single_node_multi_replica = false, over_two = false, one_replica = false;
   double grad_sum = 0;
   for (const ProfileSample& s : samples) {
     batches.insert(s.atomic_batch);
     multi_node |= s.nodes > 1;
     single_node_multi_replica |= s.nodes == 1 && s.replicas > 1;
     over_two |= s.replicas > 2;
+    one_replica |= s.replicas == 1;
     grad_sum += s.grad_time;
   }
   // Priors for what the samples cannot identify.
@@ -181,10 +184,12 @@ FitResult fit_perf_params(const std::vector<ProfileSample>& samples, const FitOp
     fix(kBetaN, detail::kTiny);
     fix(kBetaR, detail::kTiny);
   }
+  if (!one_replica) fix(kAlpha1, detail::kTiny);  // the paper's T_sync(1) = 0
 
   // To log coordinates (gamma stays linear).
   std::array<double, kN> y = x, ylo = lower, yhi = upper;
-  for (int k = 0; k < kGamma; ++k) {
+  for (int k = 0; k < kN; ++k) {
+    if (k == kGamma) continue;
     y[k] = std::log(x[k]);
     ylo[k] = std::log(lower[k]);
     yhi[k] = std::isfinite(upper[k]) ? std::log(upper[k]) : HUGE_VAL;

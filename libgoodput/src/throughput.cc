@@ -9,18 +9,18 @@
 namespace pollux {
 
 std::array<double, PerfParams::kCount> PerfParams::to_array() const noexcept {
-  return {alpha_c, beta_c, alpha_n, beta_n, alpha_r, beta_r, gamma};
+  return {alpha_c, beta_c, alpha_n, beta_n, alpha_r, beta_r, gamma, alpha_1};
 }
 
 PerfParams PerfParams::from_array(const std::array<double, kCount>& v) noexcept {
-  return PerfParams{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+  return PerfParams{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
 }
 
 bool PerfParams::valid() const noexcept {
   for (double x : to_array())
     if (!std::isfinite(x)) return false;
   return alpha_c >= 0 && beta_c >= 0 && alpha_n >= 0 && beta_n >= 0 && alpha_r >= 0 &&
-         beta_r >= 0 && gamma >= 1.0 && gamma <= 10.0;
+         beta_r >= 0 && alpha_1 >= 0 && gamma >= 1.0 && gamma <= 10.0;
 }
 
 double predict_grad_time(const PerfParams& p, double atomic_batch) noexcept {
@@ -34,7 +34,7 @@ double predict_sync_time(const PerfParams& p, int nodes, int replicas) noexcept 
     case detail::Link::kIntraNode: return p.alpha_r + p.beta_r * t.rounds;
     case detail::Link::kNone: break;
   }
-  return detail::kTiny + detail::kTiny * t.rounds;
+  return p.alpha_1 + detail::kTiny * t.rounds;
 }
 
 double predict_step_time(const PerfParams& p, int nodes, int replicas, double atomic_batch) noexcept {

@@ -13,7 +13,7 @@ import ctypes
 import enum
 import sys
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
 
 from . import _capi
 from ._capi import PolluxError, check
@@ -37,46 +37,56 @@ class GradientNorms:
     dot_prev: float = 0.0
 
 
-@dataclass
-class AgentOptions:
-    """The job's batch limits and the agent's options; None leaves the
-    agent's default (after POLLUX_* environment overrides, doc/agent.md)."""
-    init_batch: float
-    max_batch: float = None
-    min_atomic: int = 1
-    max_atomic: int = None
-    accumulation: bool = True
-    adapt: bool = None
-    checkpoint_dir: str = None
-    spool_dir: str = None
-    write_hints: bool = None
-    requeue_exit: bool = None       # True: exit for RequeueExit; False: wait to be requeued
-    checkpoint_interval: float = None
-    resize_signal: int = None
-    verbose: int = None
+# What the Python binding takes besides the C options, and its defaults
+# where they differ from the library's (the library's M0 = M_max = 1 and
+# m in [1, 1] are placeholders for limits every job sets).
+_PY_DEFAULTS = {"min_atomic": 1, "accumulation": True}
+_PY_ONLY = [("requeue_exit", object, None)]  # True: exit for RequeueExit; False: wait to be requeued
 
-    def to_c(self):
-        lib = _capi.lib()
-        o = _capi.Options()
-        lib.pollux_agent_options_init(ctypes.byref(o))
-        o.init_batch = float(self.init_batch)
-        o.max_batch = float(self.max_batch if self.max_batch is not None else self.init_batch)
-        o.min_atomic = int(self.min_atomic)
-        o.max_atomic = int(self.max_atomic if self.max_atomic is not None else max(1, int(self.init_batch)))
-        o.accumulation = int(bool(self.accumulation))
-        check(lib.pollux_agent_options_from_env(ctypes.byref(o)), "POLLUX_* environment")
-        for name in ("adapt", "write_hints"):
-            if getattr(self, name) is not None:
-                setattr(o, name, int(bool(getattr(self, name))))
-        for name in ("checkpoint_interval", "resize_signal", "verbose"):
-            if getattr(self, name) is not None:
-                setattr(o, name, getattr(self, name))
-        if self.requeue_exit is not None:
-            o.requeue_mode = 1 if self.requeue_exit else 0
-        # Kept alive by the Options object's owner (the Agent) until created.
-        self._keep = [s.encode() if s is not None else None for s in (self.checkpoint_dir, self.spool_dir)]
-        o.checkpoint_dir, o.spool_dir = self._keep
-        return o
+
+def _to_c(self):
+    lib = _capi.lib()
+    o = _capi.Options()
+    lib.pollux_agent_options_init(ctypes.byref(o))
+    o.init_batch = float(self.init_batch)
+    o.max_batch = float(self.max_batch if self.max_batch is not None else self.init_batch)
+    o.max_atomic = int(self.max_atomic if self.max_atomic is not None else max(1, int(self.init_batch)))
+    for name in ("min_atomic", "accumulation"):
+        setattr(o, name, int(getattr(self, name)))
+    check(lib.pollux_agent_options_from_env(ctypes.byref(o)), "POLLUX_* environment")
+    # What the caller set explicitly overrides the environment.
+    keep = []
+    for name, ctype in _capi.Options._fields_:
+        value = getattr(self, name)
+        if value is None or name in _LIMITS:
+            continue
+        if ctype is ctypes.c_char_p:
+            keep.append(str(value).encode())
+            value = keep[-1]
+        elif ctype is ctypes.c_int:
+            value = int(value)
+        setattr(o, name, value)
+    if self.requeue_exit is not None:
+        o.requeue_mode = 1 if self.requeue_exit else 0
+    # Kept alive by the Options object's owner (the Agent) until created.
+    self._keep = keep
+    return o
+
+
+_LIMITS = ("init_batch", "max_batch", "min_atomic", "max_atomic", "accumulation")
+
+# The job's batch limits and the agent's options: one field per field of
+# the C struct (pollux/agent_c.h's list, which _capi checks against the
+# loaded library), so an option is spelled once; None leaves the agent's
+# default (after POLLUX_* environment overrides, doc/agent.md).
+AgentOptions = make_dataclass(
+    "AgentOptions",
+    [("init_batch", float)] +
+    [(name, object, field(default=_PY_DEFAULTS.get(name))) for name, _ in _capi.Options._fields_
+     if name != "init_batch"] + _PY_ONLY,
+    namespace={"to_c": _to_c, "__module__": __name__,
+               "__doc__": "The job's batch limits and the agent's options (the fields of pollux_agent_options, "
+                          "doc/agent.md); None leaves the agent's default, after POLLUX_* overrides."})
 
 
 def checkpoint_waiting(options):

@@ -108,7 +108,8 @@ _SIGNATURES = {
 # option added, removed or retyped without this file fails at load with
 # its name instead of shifting every field after it.
 _STRUCTS = {"pollux_agent_options": Options, "pollux_communicator": Communicator,
-            "pollux_gradient_norms": Norms, "pollux_profile_sample": ProfileSample}
+            "pollux_gradient_norms": Norms, "pollux_profile_sample": ProfileSample,
+            "pollux_step_measurement": StepMeasurement}
 
 
 def _kind(t):
@@ -120,6 +121,8 @@ def _kind(t):
         return "q"
     if issubclass(t, (ctypes.c_char_p, ctypes.c_void_p, ctypes._Pointer, ctypes._CFuncPtr)):
         return "p"
+    if t in _STRUCTS.values():
+        return "s"  # checked on its own
     return "?" + t.__name__
 
 

@@ -23,6 +23,7 @@ const auto perf_fields = [](auto& f, auto& p) {
   f.real("alpha_r", p.alpha_r, 0, kMaxSeconds);
   f.real("beta_r", p.beta_r, 0, kMaxSeconds);
   f.real("gamma", p.gamma, 1, 10);
+  f.optional_real("alpha_1", p.alpha_1, 0, kMaxSeconds, PerfParams{}.alpha_1);  // newer than the others
 };
 
 const auto grad_fields = [](auto& f, auto& g) {

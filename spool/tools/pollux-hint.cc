@@ -38,7 +38,7 @@ std::map<std::string, std::string> flatten(const pollux::Hint& h) {
   f["config.atomic_batch"] = std::to_string(h.config.atomic_batch);
   f["config.accum_steps"] = std::to_string(h.config.accum_steps);
   if (h.perf) {
-    const char* names[] = {"alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma"};
+    const char* names[] = {"alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma", "alpha_1"};
     const auto v = h.perf->to_array();
     for (int i = 0; i < pollux::PerfParams::kCount; ++i) f[std::string("perf.") + names[i]] = n(v[i]);
   }

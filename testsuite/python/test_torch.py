@@ -147,7 +147,7 @@ def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
     # CPU's float32 reductions are less accurate than CUDA's tree, 3e-6
     # here: gpu-figures' run measures the GPU's, 1e-7 or better.)
     r = python("import torch\n"
-               "from pollux.torch.parallel import _device_norm, _device_dot, _sqnorm, _dot, _Norms\n"
+               "from pollux.torch.parallel import _device_norm, _device_dot, _sqnorm, _dot, _dot_consuming, _Norms\n"
                "g = torch.Generator().manual_seed(3)\n"
                "for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):\n"
                "    a = torch.randn(3 * 4096 + 17, generator=g).to(dt)\n"
@@ -156,15 +156,17 @@ def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
                "    out = torch.zeros(2, dtype=torch.float64 if dt == torch.float64 else torch.float32)\n"
                "    _device_norm(a, out[0]); _device_dot(a, b, out[1])\n"
                "    got = out[0].double().item() ** 2, out[1].item(), _sqnorm(a).item(), _dot(a, b).item()\n"
+               "    pair = _dot_consuming(a.clone(), b, _sqnorm(a), _sqnorm(b)).item()  # the hook's pair on the CPU\n"
                "    print(dt, abs(got[0] / exact[0] - 1) < 1e-5, abs(got[1] - exact[1]) < 1e-5 * exact[0],\n"
-               "          abs(got[2] / exact[0] - 1) < 1e-5, abs(got[3] - exact[1]) < 1e-3 * exact[0])\n"
+               "          abs(got[2] / exact[0] - 1) < 1e-5, abs(got[3] - exact[1]) < 1e-3 * exact[0],\n"
+               "          abs(pair - exact[1]) < 1e-3 * exact[0])\n"
                "n = _Norms(torch.device('cpu'), [torch.zeros(1)] * 3)\n"
                "n.acc[0] = torch.tensor([1.0, 2.0, 3.0]); n.acc[2] = torch.tensor([0.5, 0.25, 0.0])\n"
                "n.keep_averaged(1); n.acc[0] = torch.tensor([2.0, 0.0, 1.0])\n"
                "print('TOTALS', n.totals(1).tolist())\n")
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.split("\n")[:4]
-    assert len(lines) == 4 and all(line.endswith("True True True True") for line in lines), r.stdout
+    assert len(lines) == 4 and all(line.endswith("True True True True True") for line in lines), r.stdout
     assert "TOTALS [5.0, 5.0, 14.0, 0.75]" in r.stdout, r.stdout
 
 
@@ -191,6 +193,19 @@ def test_the_c_structs_layout_is_checked_at_load():
     assert "MATCH None" in r.stdout, r.stdout
     assert ("built from another pollux/agent_c.h than this package (struct pollux_agent_options differs: field "
             "new_option:i:40:4 here, spool_dir:p:40:8 in the library)") in r.stdout, r.stdout
+    # The step measurement (nested norms) is checked too, and AgentOptions
+    # takes exactly the C struct's options (one list, pollux/agent_c.h).
+    r = python("import ctypes, dataclasses, pollux, pollux._capi as c\n"
+               "names = [f.name for f in dataclasses.fields(pollux.AgentOptions)]\n"
+               "print('OPTIONS', names == [n for n, _ in c.Options._fields_] + ['requeue_exit'])\n"
+               "class Short(ctypes.Structure):\n"
+               "    _fields_ = [('norms', c.Norms), ('grad_time_sum', ctypes.c_float), ('micro_steps', ctypes.c_int),\n"
+               "                ('step_time', ctypes.c_double)]\n"
+               "c._STRUCTS['pollux_step_measurement'] = Short; c._lib = None\n"
+               "try:\n    c.lib()\nexcept c.AgentLibraryError as e:\n    print('ERR', e)\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OPTIONS True" in r.stdout, r.stdout
+    assert "struct pollux_step_measurement differs: field grad_time_sum:?c_float:48:4 here" in r.stdout, r.stdout
 
 
 def test_a_wrong_gradient_dtype_is_a_clear_error():

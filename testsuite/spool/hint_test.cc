@@ -93,6 +93,23 @@ TEST(HintRoundTrip, ExtremeButValidNumbersSurvive) {
   expect_same(h, *r.hint);
 }
 
+// perf.alpha_1 came after the format's first version: a hint without it
+// (an older agent's) reads as the paper's model, T_sync(1) = 0, and a
+// model without it is written without it (an older plugin reads it).
+TEST(HintRoundTrip, PerfWithoutAlpha1IsThePapersModel) {
+  Hint h = full_hint();
+  std::string text = emit_hint(h);
+  const auto pos = text.find("  alpha_1: 0.011\n");
+  ASSERT_NE(pos, std::string::npos) << text;
+  text.erase(pos, std::string("  alpha_1: 0.011\n").size());
+  const HintResult r = parse_hint(text);
+  ASSERT_TRUE(r) << r.error;
+  EXPECT_EQ(r.hint->perf->alpha_1, PerfParams{}.alpha_1);
+  h.perf->alpha_1 = PerfParams{}.alpha_1;
+  expect_same(h, *r.hint);
+  EXPECT_EQ(emit_hint(h), text);
+}
+
 TEST(HintRoundTrip, EmittedFileFitsTheSizeCapWithMaximalProfile) {
   Hint h = full_hint();
   h.profile.assign(kHintMaxSamples, ProfileSample{65536, 1048576, 1.0 / 3.0, 1.0 / 7.0, 1.0 / 9.0});
@@ -184,6 +201,7 @@ const Rejection kRejections[] = {
     {"PerfGammaBelowOne", "gamma: 1.5", "gamma: 0.9", "perf.gamma: 0.9 is out of range"},
     {"PerfGammaAboveTen", "gamma: 1.5", "gamma: 10.5", "perf.gamma: 10.5 is out of range"},
     {"PerfMissingField", "  beta_r: 1e-04\n", "", "perf.beta_r: missing"},
+    {"PerfNegativeAlpha1", "alpha_1: 0.011", "alpha_1: -0.011", "perf.alpha_1: -0.011 is out of range"},
     {"PerfNotAMap", "perf:\n", "perf: [1, 2]\nxperf:\n", "perf: expected a map, found a sequence"},
     // Grad
     {"GradNegativeSqr", "sqr: 0.0625", "sqr: -0.0625", "grad.sqr: -0.0625 is out of range"},

@@ -33,7 +33,7 @@ inline Hint full_hint() {
   h.step = 1200;
   h.progress = 812.25;
   h.config = HintConfig{1, 4, 32, 1};
-  h.perf = PerfParams{0.0125, 0.00025, 0.004, 0.0002, 0.002, 0.0001, 1.5};
+  h.perf = PerfParams{0.0125, 0.00025, 0.004, 0.0002, 0.002, 0.0001, 1.5, 0.011};
   h.grad = GradStats{0.0625, 3.5};
   h.max_profiled_replicas = 4;
   h.profile = {ProfileSample{1, 1, 32, 0.0375, 0.04}, ProfileSample{1, 2, 32, 0.0375, 0.041},

@@ -27,30 +27,37 @@ enum pollux_step_action { POLLUX_CONTINUE = 0, POLLUX_REQUEUE_EXIT_NOW = 1 };
  * structs are declared from these lists and the library reports their
  * layout from them (pollux_agent_struct_layout), so that a binding's
  * declarations (Python's pollux._capi) are checked against the library it
- * loads rather than trusted. */
-#define POLLUX_AGENT_OPTIONS_FIELDS(X)                                                      \
-  X(double, init_batch)          /* M0 */                                                   \
-  X(double, max_batch)           /* M_max */                                                \
-  X(int, min_atomic)             /* m_min */                                                \
-  X(int, max_atomic)             /* m_max */                                                \
-  X(int, accumulation)           /* 0/1 */                                                  \
-  X(int, adapt)                  /* 0/1: re-pick the batch size */                          \
-  X(double, smoothing)                                                                      \
-  X(const char*, spool_dir)      /* NULL: POLLUX_SPOOL_DIR, slurm.conf, default */          \
-  X(int, write_hints)            /* 0/1 */                                                  \
-  X(double, hint_interval)                                                                  \
-  X(const char*, checkpoint_dir) /* NULL: default (doc/agent.md) */                         \
-  X(int, requeue_mode)           /* enum pollux_requeue_mode */                             \
-  X(double, requeue_wait)                                                                   \
-  X(int, requeue_exit_code)                                                                 \
-  X(int, resize_signal)          /* 0: none */                                              \
-  X(int, verbose)                                                                           \
-  X(double, checkpoint_interval) /* seconds between automatic checkpoints; 0: none */
+ * loads rather than trusted.
+ *
+ * The agent's options are one list: X(C type, C name, AgentOptions member,
+ * environment variable ("" for none), how the variable is read, lowest,
+ * highest). The C struct, the C <-> C++ conversions and
+ * AgentOptions::apply_environment() are all expanded from it; the defaults
+ * and what each option means are AgentOptions' (pollux/agent.h). */
+#define POLLUX_AGENT_OPTIONS_FIELDS(X)                                                               \
+  X(double, init_batch, limits.init_batch, "POLLUX_INIT_BATCH", real, 1, 1e9)                        \
+  X(double, max_batch, limits.max_batch, "POLLUX_MAX_BATCH", real, 1, 1e9)                           \
+  X(int, min_atomic, limits.min_atomic, "POLLUX_MIN_ATOMIC", integer, 1, 100000000)                  \
+  X(int, max_atomic, limits.max_atomic, "POLLUX_MAX_ATOMIC", integer, 1, 100000000)                  \
+  X(int, accumulation, limits.accumulation, "POLLUX_ACCUMULATION", boolean, 0, 1)                    \
+  X(int, adapt, adapt, "POLLUX_ADAPT", boolean, 0, 1)                                                \
+  X(double, smoothing, smoothing, "", none, 0, 1)                                                    \
+  X(const char*, spool_dir, spool_dir, "POLLUX_SPOOL_DIR", text, 0, 0) /* NULL: the default */       \
+  X(int, write_hints, write_hints, "POLLUX_HINTS", boolean, 0, 1)                                    \
+  X(double, hint_interval, hint_interval, "POLLUX_HINT_INTERVAL", real, 0, 86400)                    \
+  X(const char*, checkpoint_dir, checkpoint_dir, "POLLUX_CHECKPOINT_DIR", text, 0, 0) /* NULL: default */ \
+  X(int, requeue_mode, requeue_mode, "POLLUX_REQUEUE_MODE", requeue_mode, 0, 1) /* pollux_requeue_mode */ \
+  X(double, requeue_wait, requeue_wait, "POLLUX_REQUEUE_WAIT", real, 0, 86400 * 7)                   \
+  X(int, requeue_exit_code, requeue_exit_code, "POLLUX_REQUEUE_EXIT_CODE", integer, 1, 255)          \
+  X(int, resize_signal, resize_signal, "POLLUX_RESIZE_SIGNAL", signal, 0, 64) /* 0: none */          \
+  X(int, verbose, verbose, "POLLUX_VERBOSE", integer, 0, 3)                                          \
+  X(double, checkpoint_interval, checkpoint_interval, "POLLUX_CHECKPOINT_INTERVAL", real, 0, 86400.0 * 365)
 
 #define POLLUX_C_FIELD(type, name) type name;
+#define POLLUX_C_OPTION(type, name, member, env, read, lo, hi) type name;
 
 typedef struct pollux_agent_options {
-  POLLUX_AGENT_OPTIONS_FIELDS(POLLUX_C_FIELD)
+  POLLUX_AGENT_OPTIONS_FIELDS(POLLUX_C_OPTION)
 } pollux_agent_options;
 
 /* Defaults of AgentOptions (M0 = M_max = 1, m in [1, 1]: set the limits). */
@@ -124,11 +131,14 @@ int pollux_agent_micro_step_done(pollux_agent* agent);
 int pollux_agent_synchronized(pollux_agent* agent, const pollux_gradient_norms* norms);
 /* The previous step as measured on the application's device (struct
  * StepMeasurement in pollux/agent.h). */
+#define POLLUX_STEP_MEASUREMENT_FIELDS(X)                                                   \
+  X(pollux_gradient_norms, norms)                                                           \
+  X(double, grad_time_sum) /* seconds, over the micro-steps (see agent.h) */                \
+  X(int, micro_steps)                                                                       \
+  X(double, step_time)     /* seconds, last micro-step's batch to the next step's first */
+
 typedef struct pollux_step_measurement {
-  pollux_gradient_norms norms;
-  double grad_time_sum; /* seconds, over the micro-steps (see agent.h) */
-  int micro_steps;
-  double step_time;     /* seconds, last micro-step's batch to the next step's first */
+  POLLUX_STEP_MEASUREMENT_FIELDS(POLLUX_C_FIELD)
 } pollux_step_measurement;
 /* In place of synchronized(): `previous` (NULL: none) is the previous
  * step's measurement, read a step late; `skipped` non-zero: this step's
@@ -192,7 +202,7 @@ const char* pollux_agent_last_error(void);
 
 /* The layout of one of this header's structs as this library was built
  * with it: "<sizeof>;<field>:<kind>:<offset>:<size>;..." (kind: d double,
- * i int, q long long, p pointer), fields in order; NULL for an unknown
+ * i int, q long long, p pointer, s a struct of this header), fields in order; NULL for an unknown
  * name. `name`: "pollux_agent_options", "pollux_communicator",
  * "pollux_gradient_norms" or "pollux_profile_sample". */
 const char* pollux_agent_struct_layout(const char* name);

@@ -139,7 +139,7 @@ def worker(args):
     # jobs preempting ours do not inflate; short alternating blocks, and the
     # median of the per-round ratios, so that a load that drifts during the
     # run weighs on both alike.
-    for name, clock in (("wall", time.perf_counter), ("cpu", time.process_time)):
+    for name, clock in (("wall", time.perf_counter), ("cpu", time.process_time)) if args.rounds else ():
         run_plain(3)
         run_pollux(3)
         a, b, ratios = [], [], []
@@ -165,7 +165,7 @@ def worker(args):
     out["norm_pass_ms"] = 1e3 * statistics.median(passes)
 
     # The fitted model against measured step times, per configuration.
-    configs = [(16, 0), (32, 0), (64, 0), (128, 0), (256, 0), (64, 1), (64, 3)]
+    configs = [(16, 0), (32, 0), (64, 0), (128, 0), (256, 0), (64, 1), (64, 3)] if args.cycles else []
     # Round-robin over the configurations, --cycles times, so that the
     # machine's load weighs on all alike; the first 2 steps of each visit
     # are not counted, as the agent does not profile them either.
@@ -320,11 +320,11 @@ def host_bound(args, env, pollux, torch, nn, F, DistributedDataParallel):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for flag, default, what in (("--ranks", 1, "local processes"), ("--steps", 8, "steps per block"),
-                                ("--rounds", 12, "alternating blocks of each"),
+                                ("--rounds", 12, "alternating blocks of each (0: no overhead figures)"),
                                 ("--batch", 32, "examples per rank and step"),
                                 ("--width", 2048, "hidden width of the MLP"),
                                 ("--model-steps", 6, "steps per visit of a configuration (model check)"),
-                                ("--cycles", 3, "visits of each configuration (model check)")):
+                                ("--cycles", 3, "visits of each configuration (model check; 0: none)")):
         p.add_argument(flag, type=int, default=default, help=what)
     p.add_argument("--backend", choices=("gloo", "nccl"), help="default: NCCL on a GPU, else gloo")
     p.add_argument("--cprofile", type=int, default=0, metavar="STEPS",

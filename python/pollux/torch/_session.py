@@ -241,7 +241,7 @@ class Session:
                                   "once per batch of the ElasticDataLoader (only a step whose gradients "
                                   "overflowed may be left out, as GradScaler does)")
             return None
-        return _timing.measurement(rec, self.clock, self.env.world_size)
+        return _timing.measurement(rec, self.clock)
 
     def _end(self, skipped):
         """Hands the previous step's record to the agent (collective)."""

@@ -91,7 +91,7 @@ class Norms:
         return buf
 
 
-def measurement(rec, clk, replicas):
+def measurement(rec, clk):
     """The agent's record of a finished step (rec.next marked): (GradientNorms,
     grad_time_sum, micro_steps, step_time), or None when there is nothing
     to report (a skipped step, non-finite norms). Waits for the device to
@@ -103,10 +103,10 @@ def measurement(rec, clk, replicas):
     b = rec.begins
     accum_times = sum(clk.seconds(b[k], b[k + 1]) for k in range(len(b) - 1))
     step_time = clk.seconds(b[-1], rec.next)
-    # One replica: nothing is all-reduced, and the model's step term is the
-    # computation alone; the last micro-step is then loader to loader too,
-    # so that the fitted model carries the rest of the step (doc/agent.md).
-    last = step_time if replicas == 1 or rec.done is None else clk.seconds(b[-1], rec.done)
+    # The last micro-step ends at its last gradient, with one replica too:
+    # the rest of the step (all-reduce not hidden, optimizer, next batch)
+    # is the model's per-step term, T_sync (one replica: alpha_1).
+    last = step_time if rec.done is None else clk.seconds(b[-1], rec.done)
     norms = _agent.GradientNorms(vals[0], vals[1], 1, rec.has_prev, vals[2], vals[3])
     return norms, accum_times + last, len(b), step_time
 

@@ -49,6 +49,11 @@ class FieldWriter {
     e_.field(key, static_cast<long long>(v));
   }
   void real(std::string_view key, double v, double, double) { e_.field(key, v); }
+  /// An optional field is left out while it holds `absent`, so that a
+  /// reader older than the field reads what does not need it.
+  void optional_real(std::string_view key, double v, double, double, double absent) {
+    if (v != absent) e_.field(key, v);
+  }
   void boolean(std::string_view key, bool v) { e_.field(key, v); }
 
  private:
@@ -66,6 +71,10 @@ class FieldReader {
     v = static_cast<Int>(r_.integer(key, lo, hi));
   }
   void real(std::string_view key, double& v, double lo, double hi) { v = r_.real(key, lo, hi); }
+  /// A missing optional field reads as `absent`.
+  void optional_real(std::string_view key, double& v, double lo, double hi, double absent) {
+    v = r_.has(key) ? r_.real(key, lo, hi) : absent;
+  }
   void boolean(std::string_view key, bool& v) { v = r_.boolean(key); }
 
  private:
