@@ -10,12 +10,16 @@
 // boundary, without any extra collective.
 #include "pollux/agent.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <stdexcept>
 #include <thread>
 
@@ -420,12 +424,25 @@ struct Agent::Impl {
   }
 
   // --- Restore --------------------------------------------------------------
+  // The job's first run in the default directory: whatever is there is an
+  // earlier job's that had the same id; renamed, not removed.
+  void set_aside_earlier_job() {
+    struct stat st {};
+    if (::lstat(store.root().c_str(), &st) != 0) return;
+    const std::string aside = store.root() + ".earlier-" + std::to_string(static_cast<long long>(::time(nullptr)));
+    if (::rename(store.root().c_str(), aside.c_str()) != 0)
+      throw std::runtime_error("cannot set aside an earlier job's " + store.root() + ": " + std::strerror(errno));
+    log(rank, "first run of job %u: an earlier job's checkpoints in %s moved to %s", env.job_id,
+        store.root().c_str(), aside.c_str());
+  }
+
   bool restore() {
     // Rank 0 finds and reads the checkpoint; everyone gets its directory
     // and agent state (no directory: none).
     RootMessage found;
     if (rank == 0) {
       try {
+        if (env.restart_count == 0 && default_job_checkpoint_root(opt, env)) set_aside_earlier_job();
         store.claim();  // this run owns the checkpoints from now on
         if (const std::optional<std::string> latest = store.latest()) {
           const FileRead f = read_file_checked(*latest + "/" + agent_detail::kAgentStateFile, kMaxStateBytes);
@@ -663,15 +680,38 @@ Agent::Agent(std::unique_ptr<Communicator> comm, std::unique_ptr<StepBackend> ba
 Agent::~Agent() = default;
 
 void Agent::on_checkpoint(CheckpointFn fn) { impl_->save_fn = std::move(fn); }
+namespace {
+const char* given_checkpoint_dir(const AgentOptions& o) {
+  if (!o.checkpoint_dir.empty()) return o.checkpoint_dir.c_str();
+  const char* v = std::getenv("POLLUX_CHECKPOINT_DIR");
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+const char* home_dir() {
+  const char* v = std::getenv("HOME");
+  return v != nullptr && *v == '/' ? v : nullptr;
+}
+}  // namespace
+
+bool default_job_checkpoint_root(const AgentOptions& o, const JobEnvironment& e) {
+  return given_checkpoint_dir(o) == nullptr && e.job_id != 0 && home_dir() != nullptr;
+}
+
+// Not the submit directory (often the source tree); the user's home, which
+// a cluster's nodes share, keyed by cluster and job id. The id alone does
+// not make it the job's (Slurm reuses ids, and its submit time, which
+// changes at every requeue, is not exported): a run at restart count 0 is
+// a job's first, so restore() sets aside what an earlier job left there.
 std::string checkpoint_root(const AgentOptions& o, const JobEnvironment& e) {
-  if (!o.checkpoint_dir.empty()) return o.checkpoint_dir;
-  if (const char* v = std::getenv("POLLUX_CHECKPOINT_DIR"); v != nullptr && *v != '\0') return v;
-  const std::string job = e.job_id != 0 ? std::to_string(e.job_id) : "local";
-  return (e.submit_dir.empty() ? std::string(".") : e.submit_dir) + "/pollux-ckpt/" + job;
+  if (const char* given = given_checkpoint_dir(o)) return given;
+  if (!default_job_checkpoint_root(o, e)) return "./pollux-ckpt/local";
+  return std::string(home_dir()) + "/.cache/pollux/checkpoints/" + (e.cluster.empty() ? "slurm" : e.cluster) + "/" +
+         std::to_string(e.job_id);
 }
 
 bool checkpoint_waiting(const AgentOptions& options) {
   const JobEnvironment env = JobEnvironment::from_environment();
+  if (env.restart_count == 0 && default_job_checkpoint_root(options, env)) return false;  // a first run
   return CheckpointStore(checkpoint_root(options, env), env.restart_count).latest().has_value();
 }
 

@@ -133,6 +133,7 @@ JobEnvironment JobEnvironment::from_environment() {
   j.procid = static_cast<int>(env_integer("SLURM_PROCID", 0, INT_MAX, -1));
   if (const char* v = get("SLURM_JOB_NODELIST")) j.nodelist = v;
   if (const char* v = get("SLURM_SUBMIT_DIR")) j.submit_dir = v;
+  if (const char* v = get("SLURM_CLUSTER_NAME")) j.cluster = v;
   if (const char* v = get("SLURMD_NODENAME")) {
     j.node_name = v;
   } else {

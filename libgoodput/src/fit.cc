@@ -184,7 +184,7 @@ FitResult fit_perf_params(const std::vector<ProfileSample>& samples, const FitOp
     fix(kBetaN, detail::kTiny);
     fix(kBetaR, detail::kTiny);
   }
-  if (!one_replica) fix(kAlpha1, detail::kTiny);  // the paper's T_sync(1) = 0
+  if (!one_replica || !options.one_replica_term) fix(kAlpha1, detail::kTiny);  // the paper's T_sync(1) = 0
 
   // To log coordinates (gamma stays linear).
   std::array<double, kN> y = x, ylo = lower, yhi = upper;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <random>
 #include <thread>
@@ -350,6 +351,53 @@ TEST(LocalAgent, RefusesACheckpointOfAnEarlierJobWithTheSameId) {
     EXPECT_NE(std::string(e.what()).find("earlier job with the same id"), std::string::npos) << e.what();
   }
   EXPECT_EQ(app.model_step, 0);
+}
+
+// Without a directory given, a job's checkpoints go under $HOME (not the
+// submit directory), keyed by cluster and job id; a requeued run finds
+// them, and a first run (a new job that got the id) sets them aside.
+TEST(LocalAgent, TheDefaultDirectoryIsTheJobsAndAFirstRunSetsAsideAnEarlierJobs) {
+  TempDir dir;
+  std::vector<float> grad(100, 0.5f);
+  const char* old_home = std::getenv("HOME");
+  const std::string saved_home = old_home != nullptr ? old_home : "";
+  ::setenv("HOME", dir.path().c_str(), 1);
+  ::setenv("SLURM_CLUSTER_NAME", "c1", 1);
+  ::unsetenv("POLLUX_CHECKPOINT_DIR");
+  AgentOptions o = options(dir);
+  o.checkpoint_dir.clear();
+  SlurmJob job("4343");
+  const std::string root = dir / ".cache/pollux/checkpoints/c1/4343";
+  EXPECT_EQ(checkpoint_root(o, JobEnvironment::from_environment()), root);
+  job.restart(0);
+  {
+    App app;
+    auto a = attached(o, app);
+    EXPECT_FALSE(a->restore());
+    plain_step(*a, app, grad);
+    a->step_end();
+    a->checkpoint();
+  }
+  job.restart(1);  // requeued: the same directory
+  EXPECT_TRUE(checkpoint_waiting(o));
+  {
+    App app;
+    EXPECT_TRUE(restored(o, app));
+    EXPECT_EQ(app.model_step, 1);
+  }
+  job.restart(0);  // a new job with the same id starts afresh
+  EXPECT_FALSE(checkpoint_waiting(o));
+  App app;
+  auto b = attached(o, app);
+  EXPECT_FALSE(b->restore());
+  EXPECT_EQ(app.model_step, 0);
+  int aside = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir / ".cache/pollux/checkpoints/c1"))
+    aside += e.path().filename().string().rfind("4343.earlier-", 0) == 0;
+  EXPECT_EQ(aside, 1);
+  ::unsetenv("SLURM_CLUSTER_NAME");
+  if (old_home != nullptr) ::setenv("HOME", saved_home.c_str(), 1);
+  else ::unsetenv("HOME");
 }
 
 // A node cut off, not dead: Slurm requeues the job (restart 1) while the

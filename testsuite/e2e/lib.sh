@@ -18,16 +18,16 @@ command -v python3 >/dev/null || skip "python3 not installed (Debian package pyt
 DIGITS_OPTS=(--log-every 1 --step-delay 0.005 --example-delay 0.0005)
 
 # submit_digits NAME SBATCH_OPTION... -- TRAINER_OPTION...
-# Output in jobs/NAME.out; sbatch runs in jobs/, so that the agent's
-# checkpoints go to jobs/pollux-ckpt/ID (under the submit directory): job
-# ids start again at 1 in every test's cluster.
+# Output in jobs/NAME.out. HOME is the cluster's home/, so that the
+# agent's default checkpoints (~/.cache/pollux/checkpoints/pollux/ID) go
+# with the cluster: job ids start again at 1 in every test's cluster.
 submit_digits() {
   local name=$1 sb=()
   shift
   while (($#)) && [[ $1 != -- ]]; do sb+=("$1"); shift; done
   (($#)) && shift
-  mkdir -p "$CLUSTER_DIR/jobs"
-  (cd "$CLUSTER_DIR/jobs" && sbatch --parsable --requeue --open-mode=append -J "$name" \
+  mkdir -p "$CLUSTER_DIR/jobs" "$CLUSTER_DIR/home"
+  (cd "$CLUSTER_DIR/jobs" && HOME="$CLUSTER_DIR/home" sbatch --parsable --requeue --open-mode=append -J "$name" \
     -o "$CLUSTER_DIR/jobs/$name.out" "${sb[@]}" "$digits_job" "$digits" "${DIGITS_OPTS[@]}" "$@")
 }
 

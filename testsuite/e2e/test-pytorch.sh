@@ -22,7 +22,8 @@ OPTS=(--epochs 30 --seed 3 --log-every 1 --step-delay 0.02 --example-delay 0.002
 
 start_cluster "" --nodes 2 --gpus 2
 mkdir -p "$CLUSTER_DIR/jobs"
-a=$(cd "$CLUSTER_DIR/jobs" && sbatch --parsable --requeue --open-mode=append -J a -o "$CLUSTER_DIR/jobs/a.out" \
+mkdir -p "$CLUSTER_DIR/home"  # HOME: the default checkpoints stay in the cluster (lib.sh)
+a=$(cd "$CLUSTER_DIR/jobs" && HOME="$CLUSTER_DIR/home" sbatch --parsable --requeue --open-mode=append -J a -o "$CLUSTER_DIR/jobs/a.out" \
   -N 1-2 --gpus-per-node=2 "$POLLUX_SRC/contrib/examples/pytorch/train.sbatch" "${OPTS[@]}")
 note "submitted PyTorch job a ($a)"
 # The reference meanwhile: the same training, one process, never resized

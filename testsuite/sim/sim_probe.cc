@@ -35,7 +35,9 @@ int main(int argc, char** argv) {
         std::vector<pollux::ProfileSample> samples;
         pollux::ProfileSample p;
         while (in >> p.nodes >> p.replicas >> p.atomic_batch >> p.grad_time >> p.step_time) samples.push_back(p);
-        const pollux::FitResult f = pollux::fit_perf_params(samples);
+        pollux::FitOptions paper;  // the artifact's objective, which crosscheck_fit.py compares with
+        paper.one_replica_term = false;
+        const pollux::FitResult f = pollux::fit_perf_params(samples, paper);
         const auto v = f.params.to_array();
         std::snprintf(out, sizeof out, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", v[0], v[1], v[2], v[3],
                       v[4], v[5], v[6], f.objective);

@@ -146,8 +146,10 @@ struct AgentOptions {
   double hint_interval = 5.0;   ///< seconds between rewrites when nothing changed
   double refit_interval = 5.0;  ///< seconds between re-fits while new samples arrive
 
-  /// "" = $POLLUX_CHECKPOINT_DIR, else $SLURM_SUBMIT_DIR/pollux-ckpt/<job id>,
-  /// else ./pollux-ckpt/<job id or "local">.
+  /// "" = $POLLUX_CHECKPOINT_DIR, else (in a Slurm job)
+  /// $HOME/.cache/pollux/checkpoints/<cluster>/<job id>, which a job's
+  /// first run (restart count 0) takes over from an earlier job that had
+  /// the same id (Slurm reuses ids); else ./pollux-ckpt/local.
   std::string checkpoint_dir;
   RequeueMode requeue_mode = RequeueMode::kWait;
   double requeue_wait = 300.0;  ///< seconds to wait for the requeue before resuming
@@ -180,6 +182,7 @@ struct JobEnvironment {
   std::string nodelist;       ///< SLURM_JOB_NODELIST
   std::string node_name;      ///< SLURMD_NODENAME, else the host name
   std::string submit_dir;     ///< SLURM_SUBMIT_DIR
+  std::string cluster;        ///< SLURM_CLUSTER_NAME
   std::uint32_t uid = 0;      ///< getuid()
 
   /// Throws std::invalid_argument naming the variable if one is malformed.
@@ -189,6 +192,9 @@ struct JobEnvironment {
 /// The checkpoint directory of a job with these options (see
 /// AgentOptions::checkpoint_dir).
 std::string checkpoint_root(const AgentOptions& options, const JobEnvironment& env);
+/// Whether checkpoint_root() is the per-job default (no directory given)
+/// in a Slurm job: a first run there starts afresh (see checkpoint_dir).
+bool default_job_checkpoint_root(const AgentOptions& options, const JobEnvironment& env);
 /// Whether a committed checkpoint waits in this process's checkpoint
 /// directory (what Agent::restore() would resume from), before any agent
 /// exists: frameworks answer "resumed?" from their start on. Throws

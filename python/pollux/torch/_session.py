@@ -286,6 +286,7 @@ class Session:
         self._finish()
         if getattr(self.lr_scheduler, "follows_progress", False):
             self.lr_scheduler.step()
+        self.pending.after = self.clock.mark()  # e: the step's own work is done
         return result
 
     def end_left_out_step(self):

@@ -6,6 +6,7 @@ at the same points (doc/agent.md, "What pollux.torch measures"):
 
 - b_k, the loader's delivery of micro-step k's batch;
 - c, the last gradient ready (DDP's last bucket), on the last micro-step;
+- e, the end of optimizer.step() (the update, the agent's step end);
 - n, the delivery of the next step's first batch.
 
 So the time between two deliveries is the time a user observes per batch:
@@ -58,11 +59,12 @@ def clock(device):
 class StepRecord:
     """One step's marks and norms, as they are queued."""
 
-    __slots__ = ("begins", "done", "next", "norms", "has_prev", "skipped", "verify_skip")
+    __slots__ = ("begins", "done", "after", "next", "norms", "has_prev", "skipped", "verify_skip")
 
     def __init__(self, first):
         self.begins = [first]
         self.done = None          # c
+        self.after = None         # e
         self.next = None          # n
         self.norms = None         # host (pinned) tensor: local_sqr, sync_sqr, prev_sqr, dot_prev
         self.has_prev = False
@@ -103,10 +105,14 @@ def measurement(rec, clk):
     b = rec.begins
     accum_times = sum(clk.seconds(b[k], b[k + 1]) for k in range(len(b) - 1))
     step_time = clk.seconds(b[-1], rec.next)
-    # The last micro-step ends at its last gradient, with one replica too:
-    # the rest of the step (all-reduce not hidden, optimizer, next batch)
-    # is the model's per-step term, T_sync (one replica: alpha_1).
-    last = step_time if rec.done is None else clk.seconds(b[-1], rec.done)
+    # The last micro-step is its computation (b_s to c) and the next
+    # batch's loading and user code (e to n), as every accumulation
+    # micro-step has its batch's; what lies between c and e (the all-reduce
+    # not hidden, the optimizer, the agent) is once per step, the model's
+    # T_sync (one replica: alpha_1), with one replica too (doc/agent.md).
+    last = step_time
+    if rec.done is not None and rec.after is not None:
+        last = clk.seconds(b[-1], rec.done) + clk.seconds(rec.after, rec.next)
     norms = _agent.GradientNorms(vals[0], vals[1], 1, rec.has_prev, vals[2], vals[3])
     return norms, accum_times + last, len(b), step_time
 
