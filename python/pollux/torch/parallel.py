@@ -48,9 +48,10 @@ def _cpu_dot(a, b):
 def _device_norm(t, out):
     """A GPU's way: |t| in one reduction kernel, accumulated in out's dtype
     (float32 but for a float64 model; CUDA's tree reduction: ~1e-7
-    relative, squared in double later), into `out`. The float64 copy and dot product before it cost two more
-    launches, an allocation and 5x the memory traffic per bucket, and the
-    step is host-bound there (doc/benchmarks.md, "GPU figures")."""
+    relative, squared in double later), into `out`. The float64 copy and
+    dot product before it cost two more launches, an allocation and 5x the
+    memory traffic per bucket, and the step is host-bound there
+    (doc/benchmarks.md, "GPU figures")."""
     return torch.linalg.vector_norm(t.reshape(-1), dtype=out.dtype, out=out)
 
 
