@@ -236,6 +236,17 @@ std::optional<ElasticRange> allowed_range(const ElasticJobSnapshot& j) {
   return r;
 }
 
+bool parked_by_pollux(const ElasticJobSnapshot& j, double now) {
+  return j.begin_time > now + kRequeueParking - kParkedFor && j.begin_time <= now + kRequeueParking + 1;
+}
+
+std::optional<double> requeue_start(const ElasticJobSnapshot& j, const JobState& s, Action action, double now) {
+  if (s.alloc.empty() || s.phase != Phase::kStarting) return std::nullopt;
+  if (action == Action::kRequeue) return now + kRequeueGap;
+  if (j.running || !parked_by_pollux(j, now)) return std::nullopt;
+  return std::max(s.since, now) + kRequeueGap;
+}
+
 bool requeued_by_others(const ElasticJobSnapshot& j) {
   if (j.running || !j.state || j.restarts == 0) return false;
   return j.state->phase == Phase::kRunning || j.state->phase == Phase::kCheckpointing;
@@ -519,9 +530,11 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
     result.decisions.push_back(std::move(d));
   }
   for (std::size_t i : outside) result.decisions.push_back(decide_outside(snap, i, inputs[i]));
-  // What kind each job is, for people (the comment's kind=).
+  // What kind each job is, for people (the comment's kind=), and when a
+  // requeued job starts again.
   for (JobDecision& d : result.decisions) {
     d.view.kind = elastic_kind(inputs[d.job], params) ? "elastic" : "moldable";
+    d.view.start = requeue_start(snap.jobs[d.job], d.state, d.action, snap.now).value_or(0);
     d.comment = format_comment(d.view, d.state);
   }
   // Backfill's view of running jobs without a time limit, refreshed once
