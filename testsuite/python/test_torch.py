@@ -140,24 +140,34 @@ def python(code, **env):
 
 
 def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
-    # The hook's GPU path (_wide_dot) run on the CPU, against the chunked
-    # pass the CPU path uses, for each gradient dtype.
+    # The hook's GPU path (one float32-accumulated reduction per bucket:
+    # _device_norm, _device_dot) run on the CPU, against float64 and the
+    # chunked pass the CPU path uses, for each gradient dtype; and the
+    # step's totals over per-bucket columns against the same sums. (The
+    # CPU's float32 reductions are less accurate than CUDA's tree, 3e-6
+    # here: gpu-figures' run measures the GPU's, 1e-7 or better.)
     r = python("import torch\n"
-               "from pollux.torch.parallel import _wide_dot, _chunked, _sqnorm, _dot, _dot_consuming\n"
+               "from pollux.torch.parallel import _device_norm, _device_dot, _sqnorm, _dot, _dot_consuming, _Norms\n"
                "g = torch.Generator().manual_seed(3)\n"
                "for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):\n"
                "    a = torch.randn(3 * 4096 + 17, generator=g).to(dt)\n"
                "    b = torch.randn(3 * 4096 + 17, generator=g).to(dt)\n"
                "    exact = a.double().square().sum().item(), (a.double() * b.double()).sum().item()\n"
-               "    got = _wide_dot(a, a).item(), _wide_dot(a, b).item(), _sqnorm(a).item(), _dot(a, b).item()\n"
-               "    assert _wide_dot(a, a).dtype == torch.float64\n"
+               "    out = torch.zeros(2, dtype=torch.float64 if dt == torch.float64 else torch.float32)\n"
+               "    _device_norm(a, out[0]); _device_dot(a, b, out[1])\n"
+               "    got = out[0].double().item() ** 2, out[1].item(), _sqnorm(a).item(), _dot(a, b).item()\n"
                "    pair = _dot_consuming(a.clone(), b, _sqnorm(a), _sqnorm(b)).item()  # the hook's pair on the CPU\n"
-               "    print(dt, abs(got[0] / exact[0] - 1) < 1e-12, abs(got[1] - exact[1]) < 1e-9 * exact[0],\n"
+               "    print(dt, abs(got[0] / exact[0] - 1) < 1e-5, abs(got[1] - exact[1]) < 1e-5 * exact[0],\n"
                "          abs(got[2] / exact[0] - 1) < 1e-5, abs(got[3] - exact[1]) < 1e-3 * exact[0],\n"
-               "          abs(pair - exact[1]) < 1e-3 * exact[0])\n")
+               "          abs(pair - exact[1]) < 1e-3 * exact[0])\n"
+               "n = _Norms(torch.device('cpu'), [torch.zeros(1)] * 3)\n"
+               "n.acc[0] = torch.tensor([1.0, 2.0, 3.0]); n.acc[2] = torch.tensor([0.5, 0.25, 0.0])\n"
+               "n.keep_averaged(1); n.acc[0] = torch.tensor([2.0, 0.0, 1.0])\n"
+               "print('TOTALS', n.totals(1).tolist())\n")
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.split("\n")[:4]
     assert len(lines) == 4 and all(line.endswith("True True True True True") for line in lines), r.stdout
+    assert "TOTALS [5.0, 5.0, 14.0, 0.75]" in r.stdout, r.stdout
 
 
 def test_a_missing_agent_library_is_a_clear_error():

@@ -88,7 +88,8 @@ def stats(out, steps):
         opt.step()
         a = pt.agent()
         rows.append({"step": a.step, "stats": a.grad_stats, "ref": ref.grad_stats,
-                     "local": s.local_sqr.item(), "sync": s.sync_sqr.item(), "buckets": s.buckets,
+                     "local": s.pending.norms.tolist()[0], "sync": s.pending.norms.tolist()[1],
+                     "buckets": s.buckets,
                      "grad_diff": max((p.grad - q.grad).abs().max().item()
                                       for p, q in zip(model.parameters(), ref_model.parameters()))})
         if a.step >= steps:

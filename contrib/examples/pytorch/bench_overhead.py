@@ -22,6 +22,15 @@ and 64 x 4 micro-steps; --cycles round-robin visits of --model-steps
 steps), it compares the agent's fitted model of the time per optimizer
 step with the measured median time between the first batches of
 consecutive steps.
+
+--host-bound: instead, a step that is all host overhead (the case of a
+GPU step that the host's Python and launches bound): 40 Linear(128, 128)
+layers in DDP buckets of --bucket-kb (26 buckets), 4 examples a step.
+It reports the median wall time per step of each loop in microseconds
+(alternating blocks, --repeats runs of --rounds blocks) and pollux.torch's
+added host time per step, and attributes the hook's share (the DDP comm
+hook's own time, measured in it with the host clock: it runs on
+autograd's thread, where a profiler of the main thread does not look).
 """
 import argparse
 import json
@@ -57,6 +66,8 @@ def worker(args):
     from torch.nn.parallel import DistributedDataParallel
 
     env = pollux.init_process_group(backend=args.backend)
+    if args.host_bound:
+        return host_bound(args, env, pollux, torch, nn, F, DistributedDataParallel)
     dev = env.device
     cuda = dev.type == "cuda"
     torch.manual_seed(0)
@@ -199,6 +210,113 @@ def worker(args):
                 pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(18)
 
 
+def host_bound(args, env, pollux, torch, nn, F, DistributedDataParallel):
+    """The --host-bound proxy: a step of many tiny layers and buckets."""
+    from pollux.torch import parallel
+    dev = env.device
+    cuda = dev.type == "cuda"
+    torch.manual_seed(0)
+    data = torch.utils.data.TensorDataset(torch.randn(4096, 128), torch.randint(0, 10, (4096,)))
+    batch = 4
+
+    def net():
+        torch.manual_seed(1)
+        layers = []
+        for _ in range(40):
+            layers += [nn.Linear(128, 128), nn.ReLU()]
+        return nn.Sequential(*layers, nn.Linear(128, 10)).to(dev)
+
+    opts = dict(bucket_cap_mb=args.bucket_kb / 1024.0)
+    plain_net = net()
+    plain_opt = torch.optim.SGD(plain_net.parameters(), lr=0.01)
+    plain = DistributedDataParallel(plain_net, device_ids=[dev] if cuda else None, **opts)
+    sampler = torch.utils.data.DistributedSampler(data, shuffle=True)
+    plain_loader = torch.utils.data.DataLoader(data, batch_size=batch, sampler=sampler)
+    # The hook's own time and calls, by the host clock on autograd's
+    # thread: the hook ElasticDataParallel registers, wrapped.
+    hook_time = [0.0, 0]
+    real_hook = parallel._hook
+
+    def timed_hook(state, bucket):
+        t0 = clock()
+        fut = real_hook(state, bucket)
+        hook_time[0] += clock() - t0
+        hook_time[1] += 1
+        return fut
+
+    parallel._hook = timed_hook
+    loader = pollux.ElasticDataLoader(data, batch_size=batch * env.world_size, atomic_batch_size=(batch, batch))
+    model_net = net()
+    opt = torch.optim.SGD(model_net.parameters(), lr=0.01)
+    model = pollux.ElasticDataParallel(model_net, opt, **opts)
+    parallel._hook = real_hook
+    agent = pollux.agent()
+    agent.set_batch_config(batch, 0)
+    clock = time.perf_counter
+
+    def sync():
+        if cuda:
+            torch.cuda.synchronize(dev)
+
+    def block(model, opt, loader, steps):
+        """steps timed steps, batch to batch; the block ends after a full step."""
+        times, t0 = [], None
+        while len(times) < steps:
+            for x, y in loader:
+                now = clock()
+                if t0 is not None:
+                    times.append(now - t0)
+                t0 = now
+                opt.zero_grad()
+                F.cross_entropy(model(x.to(dev)), y.to(dev)).backward()
+                opt.step()
+                if len(times) >= steps:
+                    break
+        sync()
+        return times
+
+    def run_plain(steps):
+        return block(plain, plain_opt, plain_loader, steps)
+
+    def run_pollux(steps):
+        return block(model, opt, loader, steps)
+
+    run_plain(20)
+    run_pollux(20)
+    hook_time[:] = [0.0, 0]
+    def low(v):  # the 10th percentile: the steps other processes disturbed least
+        return sorted(v)[len(v) // 10]
+
+    repeats = []
+    for _ in range(args.repeats):
+        a, b, diffs = [], [], []
+        for _ in range(args.rounds):
+            pa, pb = run_plain(args.steps), run_pollux(args.steps)
+            a += pa
+            b += pb
+            diffs.append(statistics.median(pb) - statistics.median(pa))
+        repeats.append({"plain_us": 1e6 * statistics.median(a), "pollux_us": 1e6 * statistics.median(b),
+                        "added_us": 1e6 * statistics.median(diffs), "plain_p10_us": 1e6 * low(a),
+                        "pollux_p10_us": 1e6 * low(b), "added_p10_us": 1e6 * (low(b) - low(a))})
+    steps = args.repeats * args.rounds * args.steps
+    out = {"ranks": env.world_size, "device": str(dev), "torch": torch.__version__, "clock": args.clock,
+           "params": sum(p.numel() for p in model_net.parameters()), "buckets_per_step": hook_time[1] / steps,
+           "hook_us_per_step": 1e6 * hook_time[0] / steps, "repeats": repeats}
+    for key in ("plain_us", "pollux_us", "added_us", "plain_p10_us", "pollux_p10_us", "added_p10_us"):
+        out[key] = statistics.median(r[key] for r in repeats)
+    if env.rank == 0:
+        print(json.dumps(out, indent=1))
+    if args.cprofile and env.rank == 0:
+        import cProfile
+        import pstats
+        prof = cProfile.Profile()
+        prof.enable()
+        run_pollux(args.cprofile)
+        prof.disable()
+        print(f"== cProfile: {args.cprofile} pollux steps (main thread), by own time")
+        pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(25)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for flag, default, what in (("--ranks", 1, "local processes"), ("--steps", 8, "steps per block"),
@@ -211,6 +329,12 @@ def main():
     p.add_argument("--backend", choices=("gloo", "nccl"), help="default: NCCL on a GPU, else gloo")
     p.add_argument("--cprofile", type=int, default=0, metavar="STEPS",
                    help="then profile this many steps of each with cProfile (rank 0 prints)")
+    p.add_argument("--host-bound", action="store_true",
+                   help="the host-overhead proxy instead: 40 small layers, 26 buckets, 4 examples a step")
+    p.add_argument("--bucket-kb", type=int, default=64, help="DDP bucket size of --host-bound (KiB)")
+    p.add_argument("--clock", choices=("thread", "wall"), default="thread",
+                   help="--host-bound's clock: the training thread's CPU time (default) or wall time")
+    p.add_argument("--repeats", type=int, default=3, help="runs of --rounds alternating blocks (--host-bound)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:

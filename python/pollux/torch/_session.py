@@ -76,7 +76,9 @@ class Session:
         self.accum = 0           # accum_steps of the step in progress
         self.micro_ended = False
         self.phase = _agent.TwoStep.OFF
-        self.reset_norms()
+        self.norms = None          # parallel._Norms, once the model is attached
+        self.compared = 0
+        self.buckets = 0
         self.kept = {}
         self.keep_buffers = {}     # bucket index -> the buffer kept[] copies into (parallel._keep)
         self.clock = _timing.clock(env.device)
@@ -171,9 +173,7 @@ class Session:
 
     # --- the step protocol ------------------------------------------------
     def reset_norms(self):
-        dev = self.env.device
-        z = lambda: torch.zeros((), dtype=torch.float64, device=dev)  # noqa: E731
-        self.local_sqr, self.sync_sqr, self.prev_sqr, self.dot_prev = z(), z(), z(), z()
+        self.norms.reset()
         self.compared = 0
         self.buckets = 0
 
@@ -220,7 +220,9 @@ class Session:
 
     def _queue_norms(self):
         """The step's norms, unscaled, on their way to host memory (no wait)."""
-        v = torch.stack([self.local_sqr, self.sync_sqr, self.prev_sqr, self.dot_prev])
+        v = self.norms.totals(self.env.world_size)
+        if self.phase == _agent.TwoStep.KEEP:
+            self.norms.keep_averaged(self.env.world_size)
         inv = _inverse_scale_sq(self.scaler)
         if inv is not None:
             v = v * inv

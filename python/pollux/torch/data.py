@@ -147,9 +147,12 @@ class ElasticDataLoader:
     def indices(self, start, count):
         """Dataset indices of stream positions [start, start + count)."""
         n = len(self.dataset)
-        out = []
-        for pos in range(start, start + count):
-            out.append(self._order(pos // n)[pos % n])
+        out, pos, end = [], start, start + count
+        while pos < end:  # a slice of each epoch's order the range spans
+            lo = pos % n
+            take = min(end - pos, n - lo)
+            out += self._order(pos // n)[lo:lo + take]
+            pos += take
         return out
 
     @property

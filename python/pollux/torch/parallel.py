@@ -24,26 +24,13 @@ def _chunked(t, f):
     return total
 
 
-def _wide_dot(a, b):
-    """A GPU's way: a float64 copy and one dot product, 2-3 kernel launches
-    where the chunked pass needs about 8. On an H100 the chunked norms were
-    most of pollux.torch's 2-3 ms of host time per step (launches, not
-    bandwidth: doc/benchmarks.md, "GPU figures"); the copy is cheap there."""
-    x = a.reshape(-1).to(torch.float64)
-    return torch.dot(x, x if b is a else b.reshape(-1).to(torch.float64))
-
-
-def _sqnorm(t):
-    if t.is_cuda:
-        return _wide_dot(t, t)
+def _cpu_sqnorm(t):
     # Half-precision buckets are summed in float32, so they cannot overflow.
     wide = torch.float32 if t.dtype in (torch.float16, torch.bfloat16) else None
     return _chunked(t, lambda rows: torch.linalg.vector_norm(rows, dim=1, dtype=wide).to(torch.float64).square())
 
 
-def _dot(a, b):
-    if a.is_cuda:
-        return _wide_dot(a, b)
+def _cpu_dot(a, b):
     if a.dtype in (torch.float32, torch.float64):
         # One dot product per chunk (a batched matrix product): no a * b
         # temporary, a third of the time of the product and a sum.
@@ -58,6 +45,43 @@ def _dot(a, b):
     return _chunked(a * b, lambda rows: rows.sum(dim=1, dtype=torch.float32))
 
 
+def _device_norm(t, out):
+    """A GPU's way: |t| in one reduction kernel, accumulated in out's dtype
+    (float32 but for a float64 model; CUDA's tree reduction: ~1e-7
+    relative, squared in double later), into `out`. The float64 copy and
+    dot product before it cost two more launches, an allocation and 5x the
+    memory traffic per bucket, and the step is host-bound there
+    (doc/benchmarks.md, "GPU figures")."""
+    return torch.linalg.vector_norm(t.reshape(-1), dtype=out.dtype, out=out)
+
+
+def _device_dot(a, b, out):
+    """<a, b> in one kernel (cuBLAS, out's dtype) into `out`."""
+    a, b = a.reshape(-1), b.reshape(-1)
+    if a.dtype != out.dtype:  # a half-precision dot product would round its result to half
+        a, b = a.to(out.dtype), b.to(out.dtype)
+    return torch.dot(a, b, out=out)
+
+
+def _wide(dtype):
+    """The GPU's accumulation type for gradients of `dtype`."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def _sqnorm(t):
+    """|t|^2 as a float64 scalar tensor, as the hook takes it on t's device."""
+    if t.is_cuda:
+        return _device_norm(t, t.new_empty((), dtype=_wide(t.dtype))).to(torch.float64).square()
+    return _cpu_sqnorm(t)
+
+
+def _dot(a, b):
+    """<a, b> as a float64 scalar tensor, as the hook takes it on a's device."""
+    if a.is_cuda:
+        return _device_dot(a, b, a.new_empty((), dtype=_wide(a.dtype))).to(torch.float64)
+    return _cpu_dot(a, b)
+
+
 def _dot_consuming(kept, t, kept_sqr, t_sqr):
     """<kept, t>, free to overwrite `kept` (the pair is over after it). On
     the CPU from the squared norm of the difference, taken in place:
@@ -69,7 +93,7 @@ def _dot_consuming(kept, t, kept_sqr, t_sqr):
     the difference's norm itself rather than a cancellation."""
     if kept.is_cuda or kept.dtype not in (torch.float32, torch.float64):
         return _dot(kept, t)
-    return (kept_sqr + t_sqr - _sqnorm(kept.sub_(t))) * 0.5
+    return (kept_sqr + t_sqr - _cpu_sqnorm(kept.sub_(t))) * 0.5
 
 
 def _keep(session, index, t):
@@ -82,40 +106,95 @@ def _keep(session, index, t):
     return buf.copy_(t.detach())
 
 
+class _Norms:
+    """The step's per-bucket norms on the device, one column per bucket,
+    written in place by one kernel each (on a GPU; the CPU's chunked sums
+    are written there as they come) and summed once at the step's end:
+
+    row 0: |local bucket|, row 1: |averaged bucket| (more than one
+    replica), row 2: <kept bucket, averaged bucket> (one replica's COMPARE
+    step), row 3: |averaged bucket| of the last KEEP step (kept across steps).
+    """
+
+    def __init__(self, device, params):
+        """params: the model's parameters (at least as many as its buckets)."""
+        self.cuda = device.type == "cuda"
+        wide = torch.float64 if not self.cuda or any(p.dtype == torch.float64 for p in params) else torch.float32
+        self.acc = torch.zeros((4, max(1, len(params))), dtype=wide, device=device)
+        self.columns = list(self.acc.t())  # column views, made once
+
+    def reset(self):
+        self.acc[:3].zero_()
+
+    def norm(self, t, out):
+        if self.cuda:
+            _device_norm(t, out)
+        else:
+            out.copy_(_cpu_sqnorm(t).sqrt())
+
+    def dot(self, kept, t, col, world):
+        """<kept, t> into col[2]; may overwrite `kept` (the pair is over after it)."""
+        if self.cuda:
+            _device_dot(kept, t, col[2])
+        else:
+            col[2].copy_(_dot_consuming(kept, t, col[3].square(), col[1 if world > 1 else 0].square()))
+
+    def totals(self, world):
+        """(local_sqr, sync_sqr, prev_sqr, dot_prev): a float64 device tensor."""
+        w = self.acc.to(torch.float64)
+        sq = w.square().sum(1)
+        return torch.stack((sq[0], sq[1 if world > 1 else 0], sq[3], w[2].sum()))
+
+    def keep_averaged(self, world):
+        """After a KEEP step: its averaged norms are the next step's kept ones."""
+        self.acc[3].copy_(self.acc[1 if world > 1 else 0])
+
+
+def _pair(s, index, t, col):
+    """One replica's two-step estimate: keep the averaged bucket, or compare with the kept one."""
+    if s.phase == _agent.TwoStep.KEEP:
+        s.kept[index] = _keep(s, index, t)
+    elif s.phase == _agent.TwoStep.COMPARE:
+        kept = s.kept.get(index)
+        if kept is not None and kept.shape == t.shape:
+            s.norms.dot(kept, t, col, s.env.world_size)
+            s.compared += 1
+
+
 def _hook(session, bucket):
-    """Averages a bucket over the batch (replicas x micro-steps) and sums
-    the squared norms before and after the all-reduce into the session."""
+    """Averages a bucket over the batch (replicas x micro-steps) and
+    writes its norms before and after the all-reduce into the session's."""
     buf = bucket.buffer()
     s = session
     if s.accum > 0:
         buf.div_(s.accum + 1)  # the accumulated sum of micro-gradients -> their mean
-    local = _sqnorm(buf)
-    s.local_sqr.add_(local)
+    index = bucket.index()
+    col = s.norms.columns[index]
+    s.norms.norm(buf, col[0])
     s.buckets += 1
-    index, phase, world = bucket.index(), s.phase, s.env.world_size
     if bucket.is_last():
         s.compute_done()  # every gradient is computed; the all-reduce may still run
-    fut = dist.all_reduce(buf, async_op=True).get_future()
+    world = s.env.world_size
+    if world == 1:
+        # One replica: the all-reduce averages nothing, and the local
+        # bucket is the averaged one; its future only hands the bucket
+        # back. (A future completed here, with no all-reduce, made DDP's
+        # backward slower, not faster, on torch 1.13.)
+        _pair(s, index, buf, col)
+        return dist.all_reduce(buf, async_op=True).get_future().then(_first)
 
     def averaged(f):
         t = f.value()[0]
-        if world > 1:
-            t.div_(world)
-            sqr = _sqnorm(t)
-        else:
-            sqr = local  # one replica: the all-reduce averaged nothing, no second pass
-        s.sync_sqr.add_(sqr)
-        if phase == _agent.TwoStep.KEEP:
-            s.kept[index] = (_keep(s, index, t), sqr)
-        elif phase == _agent.TwoStep.COMPARE:
-            kept = s.kept.get(index)
-            if kept is not None and kept[0].shape == t.shape:
-                s.prev_sqr.add_(kept[1])  # measured when it was kept
-                s.dot_prev.add_(_dot_consuming(kept[0], t, kept[1], sqr))
-                s.compared += 1
+        t.div_(world)
+        s.norms.norm(t, col[1])
+        _pair(s, index, t, col)
         return t
 
-    return fut.then(averaged)
+    return dist.all_reduce(buf, async_op=True).get_future().then(averaged)
+
+
+def _first(f):
+    return f.value()[0]
 
 
 class ElasticDataParallel(DistributedDataParallel):
@@ -158,6 +237,7 @@ class ElasticDataParallel(DistributedDataParallel):
             ddp_options.setdefault("device_ids", [device])
             ddp_options.setdefault("output_device", device)
         super().__init__(module, **ddp_options)
+        session.norms = _Norms(device, list(module.parameters()))
         self.register_comm_hook(session, _hook)
         session.attach_model(self, optimizer, lr_scheduler, lr_rule, scaler)
         self._pollux = session
