@@ -128,26 +128,27 @@ TEST(RoundStats, ARequeueCountsAnAcknowledgementOrATimeOut) {
   EXPECT_EQ(stats.since_start().reasons.at("preempt"), 1);
 }
 
-TEST(RoundStats, AMoldableJobsGpusAreCountedApart) {
+// One periodic round of two_jobs: job 2 held, job 1 running on 2 GPUs,
+// of the kind the round gave it when one is named.
+RoundStats one_round(const std::string& kind = "") {
   RoundStats stats(0);
-  const Snapshot snap = two_jobs(10);
   RoundResult result;
   result.decisions = {decision(1, Action::kHold, Phase::kHeld, "wait", 0),
                       decision(0, Action::kNone, Phase::kRunning, "start", 2)};
-  result.decisions[1].view.kind = "moldable";  // its agent announced no resize signal
-  stats.add(snap, std::vector<JobInput>(2), result, record(RoundKind::kPeriodic, 1, 1));
+  if (!kind.empty()) result.decisions[1].view.kind = kind;
+  stats.add(two_jobs(10), std::vector<JobInput>(2), result, record(RoundKind::kPeriodic, 1, 1));
+  return stats;
+}
+
+TEST(RoundStats, AMoldableJobsGpusAreCountedApart) {
+  const RoundStats stats = one_round("moldable");  // its agent announced no resize signal
   EXPECT_EQ(stats.gpus().moldable, 2);
   EXPECT_EQ(stats.gpus().elastic, 0);
   EXPECT_EQ(stats.gpus().idle, 5);
 }
 
 TEST(RoundStats, GpusByKindAndOneRowPerJob) {
-  RoundStats stats(0);
-  const Snapshot snap = two_jobs(10);
-  RoundResult result;
-  result.decisions = {decision(1, Action::kHold, Phase::kHeld, "wait", 0),
-                      decision(0, Action::kNone, Phase::kRunning, "start", 2)};
-  stats.add(snap, std::vector<JobInput>(2), result, record(RoundKind::kPeriodic, 1, 1));
+  const RoundStats stats = one_round();
   const GpuUse& g = stats.gpus();
   EXPECT_EQ(g.total, 8);
   EXPECT_EQ(g.elastic, 2);
