@@ -239,6 +239,11 @@ struct RoundResult {
 /// job's end): the policy sizes only the jobs that hold and were promised
 /// no GPUs, in the GPUs the others leave; no running job is resized, so a
 /// round between the periodic ones never makes a job restart.
+/// A pipeline of named stages (round.cc): capacity (the GPUs elastic jobs
+/// may share), select_jobs (who the policy schedules), promises (what each
+/// keeps without the policy), ask_policy (the policy, and validation of its
+/// answer), decide / decide_outside (the state transitions, job_transitions.h)
+/// and finish (the kind and EndTime every decision carries).
 RoundResult plan_round(const Snapshot& snapshot, const std::vector<JobInput>& inputs, const Params& params,
                        Policy* policy, bool arrivals_only = false);
 
