@@ -7,6 +7,7 @@
 
 #include "core/job_comment.h"
 #include "core/job_state.h"
+#include "core/job_transitions.h"
 
 namespace pollux::sched {
 namespace {
@@ -72,6 +73,66 @@ TEST(JobState, EveryHoldReasonIsSchedPolluxsOwn) {
   EXPECT_EQ(hold_reason_for(Why::kRefused), "pollux: Slurm refused its size (BadConstraints)");
   EXPECT_EQ(hold_reason_for(Why::kRefused, "PartitionNodeLimit"), "pollux: Slurm refused its size (PartitionNodeLimit)");
   EXPECT_EQ(hold_reason_for(Why::kDependency, "ignored"), "pollux: waiting for its dependency");
+}
+
+// The transitions (job_transitions.h) change a phase, its `since`, the
+// size and the reason together.
+TEST(JobTransitions, HoldAndReleaseMoveSinceOnlyWhenThePhaseChanges) {
+  JobState s = adopted_state({1, 4, 4}, 100, 90, Why::kWait);
+  hold(s, Why::kDependency, 200);
+  EXPECT_EQ(s.since, 100) << "held already";
+  EXPECT_EQ(s.why, Why::kDependency);
+  release(s, {1, 4, "n1"}, 300);
+  EXPECT_EQ(s.phase, Phase::kStarting);
+  EXPECT_EQ(s.since, 300);
+  EXPECT_EQ(s.why, Why::kStart);
+  s.why = Why::kGrow;
+  release(s, {2, 4, "n1,n2"}, 310);  // a new promise while starting: the reason stays
+  EXPECT_EQ(s.why, Why::kGrow);
+  hold(s, Why::kWait, 400);
+  EXPECT_EQ(s.since, 400);
+  EXPECT_TRUE(s.alloc.empty());
+}
+
+TEST(JobTransitions, AResizeThroughItsCheckpoint) {
+  JobState s = adopted_state({1, 4, 4}, 100, 90, Why::kNone);
+  s.limit = 10;
+  run_at(s, {1, 4, "n1"}, 200);
+  EXPECT_EQ(s.phase, Phase::kRunning);
+  EXPECT_EQ(s.since, 200);
+  signal_resize(s, {2, 4, "n1,n2"}, Why::kGrow, 300);
+  EXPECT_EQ(s.phase, Phase::kCheckpointing);
+  EXPECT_EQ(s.since, 300);
+  retarget_resize(s, {}, Why::kPreempt);
+  EXPECT_EQ(s.since, 300) << "the signal's time stays";
+  requeue(s, 200, 350);
+  EXPECT_EQ(s.phase, Phase::kHeld) << "towards no GPUs";
+  EXPECT_EQ(s.used, 150);
+  EXPECT_EQ(s.since, 350);
+  JobState c = adopted_state({1, 4, 4}, 100, 90, Why::kNone);
+  signal_resize(c, {2, 4, "n1,n2"}, Why::kGrow, 300);
+  cancel_resize(c, {1, 4, "n1"}, 320);
+  EXPECT_EQ(c.phase, Phase::kRunning);
+  EXPECT_EQ(c.why, Why::kCancel);
+  EXPECT_EQ(c.since, 320);
+}
+
+TEST(JobTransitions, AnEndCountsTheLastRunAgainstTheLimit) {
+  JobState s = adopted_state({1, 4, 4}, 100, 90, Why::kNone);
+  run_at(s, {1, 4, "n1"}, 200);
+  s.limit = 10;
+  s.used = 60;
+  s.run = 200;
+  end(s, Why::kTimeout, 500);
+  EXPECT_EQ(s.phase, Phase::kEnded);
+  EXPECT_TRUE(s.alloc.empty());
+  EXPECT_EQ(s.why, Why::kTimeout);
+  EXPECT_EQ(s.since, 500);
+  EXPECT_EQ(s.used, 360);
+  EXPECT_EQ(s.run, 0);
+  JobState u = adopted_state({1, 4, 4}, 100, 90, Why::kNone);
+  end(u, Why::kCancelled, 0);
+  EXPECT_EQ(u.since, 100) << "no end time: since stays";
 }
 
 }  // namespace
