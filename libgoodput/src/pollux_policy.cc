@@ -3,6 +3,7 @@
 // constraints of check_allocation(). The problem is pollux_problem.h; the
 // searches are pollux_search.h; doc/policy.md explains the choices.
 #include <algorithm>
+#include <sstream>
 
 #include "policy_common.h"
 #include "pollux_search.h"
@@ -42,7 +43,26 @@ class PolluxPolicy final : public Policy {
     return out;
   }
 
+  // The generator's state as the standard library writes it (its words,
+  // space-separated), tagged so that no other text is taken for one.
+  std::string search_state() const override {
+    std::ostringstream out;
+    out << kTag << rng_;
+    return out.str();
+  }
+
+  bool restore_search_state(std::string_view state) override {
+    if (state.substr(0, kTag.size()) != kTag) return false;
+    std::istringstream in{std::string(state.substr(kTag.size()))};
+    std::mt19937_64 rng;
+    in >> rng;
+    if (in.fail() || !(in >> std::ws).eof()) return false;
+    rng_ = rng;
+    return true;
+  }
+
  private:
+  static constexpr std::string_view kTag = "pollux-mt19937_64 ";
   std::mt19937_64 rng_;
   GeneticSearch genetic_;
 };

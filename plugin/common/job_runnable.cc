@@ -227,10 +227,49 @@ JobBounds partition_bounds(job_record_t* job, int lo, int hi, int gpus, time_t n
   return b;
 }
 
+// The most GPUs bounds `b` let the job hold on its usable nodes (0: none).
+long most_gpus(const JobBounds& b, int lo, int hi, int gpus) {
+  if (!b.no_size.empty()) return 0;
+  const long usable = std::count(b.usable.begin(), b.usable.end(), true);
+  const long nodes = std::min<long>(usable, b.max_nodes > 0 ? b.max_nodes : hi);
+  if (nodes < std::max(lo, b.min_nodes)) return 0;
+  return nodes * (b.max_gpus_per_node > 0 ? b.max_gpus_per_node : gpus);
+}
+
+// A job that names several partitions runs in one of them, on its nodes
+// and within its limits (Slurm tries them one at a time), so its bounds are
+// one partition's and the policy never places it across two: the one it
+// runs in, else the one that lets it hold the most GPUs (the first named
+// of equals). Each partition is asked on a copy of the record naming it
+// alone (as limits_refusal_at() does).
+JobBounds one_partition_bounds(job_record_t* job, int lo, int hi, int gpus, time_t now) {
+  if (job->part_ptr_list == nullptr || list_count(job->part_ptr_list) < 2)
+    return partition_bounds(job, lo, hi, gpus, now);
+  const bool runs = IS_JOB_RUNNING(job) || IS_JOB_SUSPENDED(job);
+  JobBounds best;
+  long best_gpus = -1;
+  bool found_own = false;
+  for_each_partition(job, [&](part_record_t* part) {
+    if (found_own || part == nullptr) return;
+    job_record_t copy = *job;
+    copy.part_ptr = part;
+    copy.part_ptr_list = nullptr;
+    JobBounds b = partition_bounds(&copy, lo, hi, gpus, now);
+    adopt_replaced(job, copy);
+    const long most = most_gpus(b, lo, hi, gpus);
+    found_own = runs && job->part_ptr == part;
+    if (found_own || most > best_gpus) {
+      best = std::move(b);
+      best_gpus = most;
+    }
+  });
+  return best;
+}
+
 }  // namespace
 
 JobBounds job_bounds(job_record_t* job, int lo, int hi, int gpus, time_t now) {
-  JobBounds b = partition_bounds(job, lo, hi, gpus, now);
+  JobBounds b = one_partition_bounds(job, lo, hi, gpus, now);
   if (!b.no_size.empty()) return b;
   // QOS and association limits narrow them (a pending job they allow no
   // size is told which limit).

@@ -58,7 +58,10 @@ struct JobBounds {
   std::string no_size;        ///< Slurm passes no size in the range: why (squeue's reason)
 };
 
-/// The job's bounds within `range` (its elastic range): node counts and GPUs
+/// The job's bounds within `range` (its elastic range), in one partition:
+/// a job that names several runs in one of them, so its bounds (nodes
+/// included) are those of the one it runs in, or else of the one that lets
+/// it hold the most GPUs (the first named of equals). Node counts and GPUs
 /// per node tested with limits_refusal_at() (partition MinNodes, MaxNodes,
 /// MaxTime, CPU and memory limits: whatever job_limits_check() tests), and
 /// each partition's MaxCPUsPerNode (select_nodes() enforces it per node).

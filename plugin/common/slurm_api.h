@@ -24,6 +24,12 @@ extern "C" {
 #include "src/common/gres.h"
 #endif
 #include "src/common/list.h"
+// node_feature_t and the node feature lists: in slurmctld.h up to 22.05,
+// in src/common/node_features.h in 24.11 (22.05's file of that name is
+// the node_features plugin interface, which 23.02 moved to src/interfaces).
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0) && __has_include("src/common/node_features.h")
+#include "src/common/node_features.h"
+#endif
 #include "src/common/log.h"
 #include "src/common/macros.h"
 #include "src/common/node_conf.h"

@@ -2,8 +2,12 @@
 // The smallest size's fit at submission (see submit_fit.h).
 #include "submit_fit.h"
 
+#include "slurm_raii.h"
+
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace pollux::sched {
@@ -47,7 +51,50 @@ std::vector<part_record_t*> partitions_of(const job_desc_msg_t* d) {
   return out;
 }
 
+// Whether some node has (or, with a reboot, can have) the feature.
+bool known_feature(const std::string& name) {
+  bool found = false;
+  for (list_t* features : {active_feature_list, avail_feature_list}) {
+    if (found || features == nullptr) continue;
+    ListIteratorGuard it(features);
+    while (auto* f = it.next<node_feature_t>())
+      if (f->name != nullptr && name == f->name) found = true;
+  }
+  return found;
+}
+
+// The feature names of a --constraint expression (a&b, a|b, [a*2&b],
+// (a|b)*3, a,b): the words between its operators, counts left out.
+std::vector<std::string> feature_names(const std::string& expr) {
+  std::vector<std::string> out;
+  std::string word;
+  bool count = false;  // after '*': digits of a count
+  for (const char c : expr + "&") {
+    if (count && c >= '0' && c <= '9') continue;
+    count = false;
+    if (std::string_view("&|,()[]*").find(c) == std::string_view::npos && c != ' ') {
+      word += c;
+      continue;
+    }
+    if (!word.empty()) out.push_back(word);
+    word.clear();
+    count = c == '*';
+  }
+  return out;
+}
+
 }  // namespace
+
+std::optional<SubmitRefusal> slurm_create_refusal(const job_desc_msg_t* desc, int min_nodes) {
+  if (desc->features != nullptr)
+    for (const std::string& name : feature_names(desc->features))
+      if (!known_feature(name)) return SubmitRefusal{ESLURM_INVALID_FEATURE, slurm_strerror(ESLURM_INVALID_FEATURE)};
+  const std::vector<part_record_t*> parts = partitions_of(desc);
+  if (parts.empty()) return std::nullopt;
+  for (const part_record_t* part : parts)
+    if (static_cast<long>(part->total_nodes) >= min_nodes) return std::nullopt;
+  return SubmitRefusal{ESLURM_INVALID_NODE_COUNT, slurm_strerror(ESLURM_INVALID_NODE_COUNT)};
+}
 
 std::optional<SubmitRefusal> smallest_size_refusal(const job_desc_msg_t* desc, int min_nodes) {
   const std::vector<part_record_t*> parts = partitions_of(desc);

@@ -31,6 +31,16 @@ struct SubmitRefusal {
 /// read locks (slurmctld holds them around job_submit()).
 std::optional<SubmitRefusal> smallest_size_refusal(const job_desc_msg_t* desc, int min_nodes);
 
+/// Refusals slurmctld makes itself after the job_submit plugins ran
+/// (_job_create()), whose words a plugin's user message would replace at
+/// sbatch (slurmctld answers a failed submission with the plugin's
+/// err_msg when there is one): a --constraint naming a feature no node
+/// has ("Invalid feature specification", build_feature_list()), and
+/// `min_nodes` above the node count of every partition the job names
+/// ("Node count specification invalid", _valid_job_part()). nullopt when
+/// neither applies. Caller holds the node and partition read locks.
+std::optional<SubmitRefusal> slurm_create_refusal(const job_desc_msg_t* desc, int min_nodes);
+
 }  // namespace pollux::sched
 
 #endif  // POLLUX_SCHED_SUBMIT_FIT_H

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <vector>
 
 #include "log_safe.h"
@@ -61,6 +62,14 @@ std::string format_alloc(const Alloc& a) {
 
 }  // namespace
 
+std::string slurm_time(double t) {
+  const auto secs = static_cast<time_t>(std::ceil(t));
+  struct tm tm {};
+  char out[32];
+  if (localtime_r(&secs, &tm) == nullptr || std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%S", &tm) == 0) return "?";
+  return out;
+}
+
 std::string format_comment(const JobView& v, const JobState& s) {
   std::string out(kCommentPrefix);
   out += " gpus=" + std::to_string(v.gpus) + " nodes=" + std::to_string(v.nodes);
@@ -74,6 +83,7 @@ std::string format_comment(const JobView& v, const JobState& s) {
     out += " model=none speedup=" + number(v.speedup, "%.2f");
   }
   if (!s.why.empty()) out += " why=" + std::string(s.why.text());
+  if (v.start > 0) out += " start=" + slurm_time(v.start);
   out += std::string(kSeparator) + "state=" + phase_name(s.phase) + " range=" + format_range(s.range) +
          " alloc=" + format_alloc(s.alloc) + " since=" + std::to_string(static_cast<long long>(s.since)) +
          " submit=" + std::to_string(static_cast<long long>(s.submit));

@@ -71,9 +71,17 @@ struct JobView {
   /// "elastic" (its agent listens for resizes) or "moldable" (sized at its
   /// start, then left alone); empty: not said.
   std::string kind;
+  /// Pending after sched/pollux's requeue, promised GPUs: when it starts
+  /// as far as sched/pollux can tell (Unix time; 0: not such a job), as
+  /// squeue --start shows it (round.h: requeue_start).
+  double start = 0;
 };
 
 std::string format_comment(const JobView& view, const JobState& state);
+
+/// A Unix time (rounded up to the second) as Slurm shows times: local,
+/// YYYY-MM-DDTHH:MM:SS.
+std::string slurm_time(double t);
 
 /// The time limit to give the job's next run, minutes: what is left of its
 /// whole-life limit (state.limit) after its earlier runs (state.used), at

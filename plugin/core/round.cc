@@ -232,6 +232,17 @@ std::optional<ElasticRange> allowed_range(const ElasticJobSnapshot& j) {
   return r;
 }
 
+bool parked_by_pollux(const ElasticJobSnapshot& j, double now) {
+  return j.begin_time > now + kRequeueParking - kParkedFor && j.begin_time <= now + kRequeueParking + 1;
+}
+
+std::optional<double> requeue_start(const ElasticJobSnapshot& j, const JobState& s, Action action, double now) {
+  if (s.alloc.empty() || s.phase != Phase::kStarting) return std::nullopt;
+  if (action == Action::kRequeue) return now + kRequeueGap;
+  if (j.running || !parked_by_pollux(j, now)) return std::nullopt;
+  return std::max(s.since, now) + kRequeueGap;
+}
+
 bool requeued_by_others(const ElasticJobSnapshot& j) {
   if (j.running || !j.state || j.restarts == 0) return false;
   return j.state->phase == Phase::kRunning || j.state->phase == Phase::kCheckpointing;
@@ -534,13 +545,15 @@ JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, cons
 }
 
 // What every decision says for people and for Slurm's backfill: the job's
-// kind (the comment's kind=), and for running jobs without a time limit
-// the EndTime backfill plans with, refreshed once it is a round old (it
-// never comes within a minute of now).
+// kind (the comment's kind=), when a requeued job starts again (start=),
+// and for running jobs without a time limit the EndTime backfill plans
+// with, refreshed once it is a round old (it never comes within a minute
+// of now).
 void finish(RoundResult& result, const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params) {
   const double end = expected_end(snap.now, params);
   for (JobDecision& d : result.decisions) {
     d.view.kind = elastic_kind(inputs[d.job], params) ? "elastic" : "moldable";
+    d.view.start = requeue_start(snap.jobs[d.job], d.state, d.action, snap.now).value_or(0);
     d.comment = format_comment(d.view, d.state);
     const ElasticJobSnapshot& j = snap.jobs[d.job];
     if (j.running && j.time_limit == 0 && d.state.limit == 0 &&

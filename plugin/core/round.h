@@ -169,6 +169,26 @@ const char* action_name(Action action) noexcept;
 /// that Slurm never starts it before a round has seen the requeue finish;
 /// that round then sets the real begin time (enact.cc: early_begin).
 inline constexpr double kRequeueParking = 3600.0;
+/// A job sched/pollux requeues may start again this long after the
+/// requeue: sooner, its new launch credential could carry the revocation's
+/// time stamp.
+inline constexpr double kRequeueGap = 2.0;
+/// A begin time between kRequeueParking - kParkedFor and kRequeueParking
+/// ahead is sched/pollux's parking (parked_by_pollux); a job requeued by
+/// anyone else keeps Slurm's own wait (the credential lifetime + 1 s).
+inline constexpr double kParkedFor = 1800.0;
+
+/// Whether the pending job's begin time is sched/pollux's parking.
+bool parked_by_pollux(const ElasticJobSnapshot& job, double now);
+
+/// When a job that sched/pollux requeues (`action`) or has requeued and
+/// parked, promised GPUs (`state`: phase start), starts as far as
+/// sched/pollux can tell: kRequeueGap after the requeue, and not before
+/// `now` + kRequeueGap while Slurm finishes the requeue (the parking, an
+/// hour ahead, is no estimate). nullopt for any other job. What squeue
+/// --start (the job's StartTime) and the SystemComment (start=) show.
+std::optional<double> requeue_start(const ElasticJobSnapshot& job, const JobState& state, Action action, double now);
+
 /// Begin times up to this long after a requeue's phase change were set by
 /// the requeue (sched/pollux's parking, or Slurm's credential window), not by a user.
 inline constexpr double kRequeueWindow = kRequeueParking + 60.0;

@@ -81,8 +81,16 @@ int submit(job_desc_msg_t* desc, uint32_t uid, char** err_msg) {
   // What Slurm refuses at sbatch for a rigid job (no node could ever hold
   // it) it would refuse for this one at its smallest size: refused alike,
   // in Slurm's words, rather than held for ever.
+  // Slurm's own refusals after this plugin (unknown features, too many
+  // nodes) would be worded by the message below: an elastic job is refused
+  // here in Slurm's words, and a rigid one gets no message, so that
+  // Slurm's reach the user.
+  const int fewest = range ? range->min_nodes : static_cast<int>(desc->min_nodes == NO_VAL ? 1 : desc->min_nodes);
+  const auto create_refusal = pollux::sched::slurm_create_refusal(desc, fewest);
+  if (create_refusal && !range) return SLURM_SUCCESS;
   if (range) {
-    if (auto refusal = pollux::sched::smallest_size_refusal(desc, range->min_nodes)) {
+    auto refusal = create_refusal ? create_refusal : pollux::sched::smallest_size_refusal(desc, range->min_nodes);
+    if (refusal) {
       info("job_submit/pollux: elastic job from uid %u refused: %s (its smallest size, %d node(s) x 1 GPU)", uid,
            refusal->message.c_str(), range->min_nodes);
       if (err_msg != nullptr) {

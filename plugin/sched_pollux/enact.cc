@@ -17,23 +17,14 @@
 namespace pollux::sched {
 namespace {
 
-/// A requeued job may start again this long after the requeue: sooner, its
-/// new launch credential could carry the revocation's time stamp.
-constexpr double kRequeueGap = 2.0;
-/// sched/pollux parks a job it requeues this long ahead (its begin time),
-/// so that Slurm never starts it before a light round has seen the requeue
-/// finish; the round then sets the real begin time (early_begin). A begin
-/// time between kParkedFor and kRequeueParking ahead is such a parking: a
-/// job requeued by anyone else (a node failure, scontrol, the job itself)
-/// keeps Slurm's own wait (now + the credential lifetime + 1), which lets
-/// its nodes finish with the last run (a step restarted while its
-/// predecessor's slurmstepd still cleans up fails to launch: its PMIx socket
-/// is in use, and srun 22.05 then exits 0).
-constexpr double kParkedFor = 1800.0;
-
-bool parked_by_pollux(const ElasticJobSnapshot& j, double now) {
-  return j.begin_time > now + kRequeueParking - kParkedFor && j.begin_time <= now + kRequeueParking + 1;
-}
+// sched/pollux parks a job it requeues (kRequeueParking, round.h), so
+// that Slurm never starts it before a light round has seen the requeue
+// finish; the round then sets the real begin time (early_begin). A job
+// requeued by anyone else (a node failure, scontrol, the job itself) keeps
+// Slurm's own wait (now + the credential lifetime + 1), which lets its
+// nodes finish with the last run (a step restarted while its predecessor's
+// slurmstepd still cleans up fails to launch: its PMIx socket is in use,
+// and srun 22.05 then exits 0).
 
 // The begin time of a job sched/pollux requeued and parked, once Slurm has
 // finished the requeue (its old steps, which sched/pollux knows are gone,
@@ -114,12 +105,12 @@ bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::strin
 
 // A job sched/pollux requeued, promised GPUs, and parked until the
 // requeue finishes: squeue --start would show the parking (an hour
-// ahead). Its start as far as sched/pollux can tell: once the requeue
-// finishes, a second or two from now (Slurm shows a pending job's
-// StartTime before its begin time).
+// ahead). Its start as far as sched/pollux can tell (requeue_start; Slurm
+// shows a pending job's StartTime before its begin time).
 std::optional<time_t> parked_start(const ElasticJobSnapshot& j, const JobState& s, double now) {
-  if (j.running || s.phase != Phase::kStarting || !parked_by_pollux(j, now)) return std::nullopt;
-  return static_cast<time_t>(std::ceil(std::max(s.since + kRequeueGap, now + kRequeueGap)));
+  const auto t = requeue_start(j, s, Action::kNone, now);
+  if (!t) return std::nullopt;
+  return static_cast<time_t>(std::ceil(*t));
 }
 
 }  // namespace
@@ -190,7 +181,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
           refused(job, d, r, comment);
         }
         if (job->details != nullptr) job->details->begin_time = now + static_cast<time_t>(kRequeueParking);
-        if (!d.state.alloc.empty()) job->start_time = now + static_cast<time_t>(kRequeueGap);  // (parked_start)
+        if (auto start = requeue_start(j, d.state, d.action, snap.now)) job->start_time = static_cast<time_t>(std::ceil(*start));
         break;
     }
     if (rc != SLURM_SUCCESS) continue;  // the comment keeps the previous state: retried next round

@@ -10,6 +10,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/slurm_api.h"
@@ -21,6 +22,7 @@
 #include "core/refused_sizes.h"
 #include "core/resize_request.h"
 #include "core/round.h"
+#include "core/round_memory.h"
 #include "core/round_stats.h"
 #include "core/spool_setup.h"
 #include "enact.h"
@@ -84,13 +86,13 @@ class RoundThread {
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
-    // The first periodic round comes one interval after slurmctld starts,
-    // as if one had just run: after a restart the last round's decisions
-    // (a resize under way, a job just shrunk) are not decided again at
-    // once by a policy that lost its search state. Meanwhile the light
-    // rounds carry on what is in flight (an acknowledgement already
-    // written is taken by the first one, in_flight_ below) and the
-    // arrivals rounds give pending jobs GPUs.
+    // The first periodic round comes when the last one before a restart
+    // left it due, with the policy's search state restored (remember()):
+    // the last round's decisions (a resize under way, a job just shrunk)
+    // are weighed as without the restart. Meanwhile the light rounds carry
+    // on what is in flight (an acknowledgement already written is taken by
+    // the first one, in_flight_ below) and the arrivals rounds give
+    // pending jobs GPUs.
     Clock::time_point last_start = Clock::now();
     Clock::time_point next_round = last_start + seconds(params_.interval);
     for (;;) {
@@ -109,6 +111,7 @@ class RoundThread {
       try {
         if (reload) {
           load_params();
+          if (!remembered_) next_round = recall_rounds();
           next_round = std::min(next_round, last_start + seconds(params_.interval));
         }
         const Clock::time_point now = Clock::now();
@@ -176,10 +179,55 @@ class RoundThread {
               "pending ones stay held", e.what());
       }
     }
+    {
+      const SlurmctldLock lock(slurmctld_locks(READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK, NO_LOCK));
+      memory_path_ = slurm_conf.state_save_location != nullptr
+                         ? std::string(slurm_conf.state_save_location) + "/" + std::string(kRoundMemoryName)
+                         : "";
+    }
     if (xstrcasestr(job_submit.c_str(), "pollux") == nullptr)
       error("sched/pollux: JobSubmitPlugins does not include pollux: elastic jobs are not held at submission "
             "and Slurm may start them at a size of its own choosing before the first round");
     ensure_spool();
+  }
+
+  // At the thread's start: when the first periodic round is due, and the
+  // policy's search state, from the memory the last periodic round wrote
+  // (round_memory.h).
+  Clock::time_point recall_rounds() {
+    remembered_ = true;
+    const double now = unix_now();
+    std::string why = "StateSaveLocation is not set";
+    std::optional<RoundMemory> m;
+    if (!memory_path_.empty()) m = read_round_memory(memory_path_, &why);
+    const double delay = first_round_delay(m, now, params_.interval);
+    if (!m) {
+      info("sched/pollux: no memory of earlier rounds (%s): the first periodic round comes in %g s", why.c_str(),
+           delay);
+      return Clock::now() + seconds(delay);
+    }
+    const bool restored = policy_ && policy_->restore_search_state(m->search_state);
+    if (!restored)
+      error("sched/pollux: %s: the policy's search state was not restored (%s): the next rounds may decide "
+            "differently than without the restart", memory_path_.c_str(),
+            policy_ ? "not one this policy wrote" : "no policy");
+    info("sched/pollux: rounds remembered from %s: the last periodic round %.1f s ago, the next in %.1f s; "
+         "search state %s",
+         memory_path_.c_str(), now - m->last_periodic, delay, restored ? "restored" : "not restored");
+    return Clock::now() + seconds(delay);
+  }
+
+  // After a periodic round: what recall_rounds() reads after a restart.
+  void remember_round(double started) {
+    if (memory_path_.empty() || !policy_) return;
+    const std::string failed = write_round_memory(memory_path_, {started, policy_->search_state()});
+    if (!failed.empty() && failed != memory_error_)
+      error("sched/pollux: the rounds' memory was not written (a restart would lose it): %s", failed.c_str());
+    memory_error_ = failed;
+  }
+
+  static double unix_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   }
 
   void ensure_spool() {
@@ -207,6 +255,7 @@ class RoundThread {
   // a transition round (no policy: checkpoints acknowledged, jobs started).
   void round(bool full, bool arrivals = false) {
     const Clock::time_point t0 = Clock::now();
+    const double started = unix_now();
     Snapshot snap;
     {
       // The job write lock: Slurm's dependency test updates the job (snapshot.h).
@@ -233,6 +282,7 @@ class RoundThread {
                           std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::chrono::system_clock::now().time_since_epoch()).count());
     const double plan_ms = ms_since(t1);
+    if (full) remember_round(started);
     if (!result.error.empty()) error("sched/pollux: %s: no size changes this round", result.error.c_str());
 
     EnactReport report;
@@ -317,6 +367,9 @@ class RoundThread {
   time_t seen_at_ = 0;  // the second of the last snapshot
   double next_sweep_ = 0;
   bool loaded_ = false;
+  bool remembered_ = false;  // recall_rounds() ran
+  std::string memory_path_;  // <StateSaveLocation>/pollux_rounds; empty: not set
+  std::string memory_error_;  // the last failure to write it, logged once
   Params params_;
   std::unique_ptr<Policy> policy_;
   HintReader hints_{[](const std::string& line) { error("sched/pollux: %s", line.c_str()); }};

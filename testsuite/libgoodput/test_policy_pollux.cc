@@ -245,3 +245,42 @@ TEST(PolluxSearch, LocalKeepsAPinnedJobWhereTheGaDoes) {
 
 }  // namespace
 }  // namespace pollux
+
+namespace pollux {
+namespace {
+
+// A scheduler that restarts and restores the search state decides what it
+// would have decided without the restart (sched/pollux's pollux_state).
+TEST(PolluxSearchState, RestoredStateContinuesTheSameRounds) {
+  std::mt19937_64 gen(7);
+  std::vector<testing::Instance> rounds;
+  for (int r = 0; r < 4; ++r) rounds.push_back(testing::random_instance(gen, 6, 4, 10, 0.3));
+  PolicyOptions o;
+  o.uniform_gpus_per_node = true;
+  o.search_budget = 2000;
+  auto running = make_policy("pollux", o);
+  for (int r = 0; r < 2; ++r) running->optimize(rounds[r].jobs, rounds[r].nodes, rounds[r].current, 0);
+  const std::string saved = running->search_state();
+  ASSERT_FALSE(saved.empty());
+  auto restarted = make_policy("pollux", o);
+  ASSERT_TRUE(restarted->restore_search_state(saved));
+  EXPECT_EQ(restarted->search_state(), saved);
+  for (int r = 2; r < 4; ++r)
+    EXPECT_EQ(running->optimize(rounds[r].jobs, rounds[r].nodes, rounds[r].current, 0),
+              restarted->optimize(rounds[r].jobs, rounds[r].nodes, rounds[r].current, 0))
+        << "round " << r;
+}
+
+TEST(PolluxSearchState, RefusesTextItDidNotWrite) {
+  auto p = make_policy("pollux", PolicyOptions{});
+  const std::string before = p->search_state();
+  for (const char* bad : {"", "pollux-mt19937_64 ", "pollux-mt19937_64 1 2 3", "tiresias", "pollux-mt19937_64 x"})
+    EXPECT_FALSE(p->restore_search_state(bad)) << bad;
+  std::string extra = before + " 5";
+  EXPECT_FALSE(p->restore_search_state(extra));
+  EXPECT_EQ(p->search_state(), before);
+  EXPECT_TRUE(make_policy("tiresias", PolicyOptions{})->restore_search_state(""));
+}
+
+}  // namespace
+}  // namespace pollux

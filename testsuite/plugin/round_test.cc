@@ -290,6 +290,25 @@ TEST_F(Checkpointing, TheAgentsAcknowledgementRequeuesAtTheNewSize) {
   EXPECT_EQ(d.state.alloc, (Alloc{2, 4, "n3,n4"}));
   EXPECT_EQ(d.state.since, kNow);
   EXPECT_EQ(d.state.why, "grow");
+  // Its start as squeue --start shows it, not the parking an hour ahead.
+  EXPECT_EQ(d.view.start, kNow + kRequeueGap);
+  EXPECT_NE(d.comment.find(" start=" + slurm_time(kNow + kRequeueGap) + " "), std::string::npos) << d.comment;
+}
+
+// Parked until Slurm finishes the requeue: it starts a gap after that, as
+// far as sched/pollux can tell; once unparked (or preempted, no GPUs), no
+// estimate of its own.
+TEST(Round, ARequeuedJobsStartIsEstimatedWhileItIsParked) {
+  ElasticJobSnapshot j;
+  j.restarts = 1;
+  JobState s = state(Phase::kStarting, Alloc{1, 4, "n1"}, kNow - 1, "shrink");
+  j.begin_time = kNow - 1 + kRequeueParking;
+  EXPECT_EQ(requeue_start(j, s, Action::kNone, kNow), kNow + kRequeueGap);
+  j.begin_time = kNow;
+  EXPECT_FALSE(requeue_start(j, s, Action::kNone, kNow));
+  j.begin_time = kNow - 1 + kRequeueParking;
+  s.alloc = {};
+  EXPECT_FALSE(requeue_start(j, s, Action::kNone, kNow));
 }
 
 TEST_F(Checkpointing, TheTimeoutRequeuesWithoutTheAgent) {

@@ -1,8 +1,9 @@
 #!/bin/bash
 # A second elastic job makes the first one, which holds every GPU, shrink
 # through checkpoint + requeue; both then run exactly at the sizes
-# sched/pollux decided. A rigid job then preempts both: squeue --start
-# shows no made-up start for them (issue 20).
+# sched/pollux decided; the shrunk job's SystemComment says when it starts
+# again (start=) while it is requeued. A rigid job then preempts both:
+# squeue --start shows no made-up start for them (issue 20).
 source "$(dirname "$0")/lib.sh"
 start_cluster
 export POLLUX_TEST_PROFILED=16  # both jobs claim to have been profiled at full scale
@@ -22,6 +23,15 @@ note "job $b: $(granted "$b") | $(system_comment "$b")"
 (($(log_count "JobId=$a: signal .* why=shrink") == 1)) || fail "no single checkpoint signal logged for job $a"
 (($(log_count "JobId=$a: requeue .* why=shrink") == 1)) || fail "no single requeue logged for job $a"
 grep -q "checkpoint acknowledged" "$CLUSTER_DIR/jobs/a.out" || fail "job $a never acknowledged the checkpoint"
+# The requeue's SystemComment says when the job starts again (start=, as
+# squeue --start shows it), not the requeue's parking an hour ahead.
+line=$(grep -E "sched/pollux: JobId=$a: requeue .* why=shrink" "$CLUSTER_DIR/log/slurmctld.log" | head -n 1)
+start=$(grep -o ' start=[^ ]*' <<< "$line" | cut -d= -f2)
+[[ -n $start ]] || fail "job $a's SystemComment at its requeue gives no start: $line"
+requeued_at=$(date -d "$(sed 's/^\[\([^]]*\)\].*/\1/' <<< "$line")" +%s)
+(($(date -d "$start" +%s) >= requeued_at && $(date -d "$start" +%s) <= requeued_at + 10)) ||
+  fail "job $a requeued at $(date -d @"$requeued_at" +%FT%T) with start=$start in its SystemComment"
+note "job $a requeued at $(date -d @"$requeued_at" +%FT%T): SystemComment start=$start"
 (($(gpus_of "$a") + $(gpus_of "$b") <= 16)) || fail "more GPUs granted than the cluster has"
 
 # A rigid job takes every GPU: both elastic jobs are preempted (requeued

@@ -5,8 +5,9 @@
 # gets no message. --exclusive and --nodelist jobs are rigid: Slurm runs
 # an --exclusive job on a whole node as asked and sched/pollux never
 # touches it (no SystemComment, never requeued). An elastic job whose
-# smallest size no node could hold is refused at sbatch as its rigid form
-# is, in Slurm's words (issue 20).
+# smallest size no node could hold (memory, CPUs, features, node count) is
+# refused at sbatch as its rigid form is, in Slurm's words, and one its
+# partition's limits leave no size waits as its rigid form does (issue 20).
 source "$(dirname "$0")/lib.sh"
 start_cluster
 message() { sbatch -o /dev/null "$@" 2>&1 >/dev/null | sed -n 's/^sbatch: //p'; }
@@ -40,6 +41,23 @@ refused_like_rigid() {  # refused_like_rigid WORDS sbatch-options...
 }
 refused_like_rigid "Memory specification can not be satisfied" --mem=2000
 refused_like_rigid "CPU count per node can not be satisfied" --cpus-per-task=8
+# Features no node has, and more nodes than the partition has: refused by
+# slurmctld's own tests at submission (_job_create), for both forms.
+refused_like_rigid "Invalid feature specification" --constraint=nosuch
+refused_like_rigid "Node count specification invalid" -N 5-8
+# A partition's MaxNodes below the job's minimum: Slurm accepts the rigid
+# form (EnforcePartLimits=NO, the default; ALL or ANY refuses both forms
+# alike at sbatch) and it waits with PartitionNodeLimit; the elastic form
+# is accepted too, and held saying the same limit.
+scontrol create PartitionName=one Nodes=n[1-4] MaxNodes=1 MaxTime=INFINITE State=UP
+rigid=$(sbatch --parsable -p one -N 2 --gpus-per-node=1 -o /dev/null --wrap "$job")
+elastic=$(sbatch --parsable -p one --requeue -N 2-4 --gpus-per-node=4 -o /dev/null --wrap "$job")
+waits_like_rigid() {
+  [[ $(squeue -h -j "$rigid" -o %r) == PartitionNodeLimit &&
+     $(squeue -h -j "$elastic" -o %r) == *"no size Slurm allows (PartitionNodeLimit)"* ]]
+}
+wait_until 30 "rigid job $rigid and elastic job $elastic both waiting for partition one's MaxNodes" waits_like_rigid
+note "MaxNodes=1: rigid $rigid: $(squeue -h -j "$rigid" -o %r); elastic $elastic: $(squeue -h -j "$elastic" -o %r)"
 expect "elastic job: 1-4 nodes" --requeue -N 1-4 --gpus-per-node=4 --mem=500 --cpus-per-task=2 --wrap "$job"
 [[ -z $(message -N 1 --wrap "$job") ]] || fail "a job without GPUs or node range got a message: $(message -N 1 --wrap "$job")"
 scancel --user=root

@@ -134,6 +134,17 @@ class Policy {
   const PolicyOptions& options() const noexcept { return options_; }
   const PolicyReport& last_report() const noexcept { return report_; }
 
+  /// What the policy carries from one optimize() to the next besides its
+  /// inputs (Pollux: its random generator), as one line of text, so that a
+  /// scheduler that restarts can go on exactly where it was: after
+  /// restore_search_state() of a search_state() the next optimize() returns
+  /// what it would have returned without the restart. Empty: none (the
+  /// baselines; Pollux's genetic search keeps its seeds, which are not saved).
+  virtual std::string search_state() const { return {}; }
+  /// False, and nothing changed, when `state` is not one this policy's
+  /// search_state() wrote (another policy's, damaged).
+  virtual bool restore_search_state(std::string_view state) { return state.empty(); }
+
  protected:
   explicit Policy(const PolicyOptions& options) : options_(options) {}
   PolicyOptions options_;
