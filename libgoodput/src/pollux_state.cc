@@ -44,11 +44,13 @@ ClusterState::ClusterState(const PolluxProblem& pb)
       interference_(pb.options().interference_avoidance),
       place_(pb.num_jobs()),
       gpus_(pb.num_jobs(), 0),
+      idle_((static_cast<std::size_t>(pb.num_jobs()) + 63) / 64, 0),
       term_(pb.num_jobs()),
       used_(pb.num_nodes(), 0),
       owner_(pb.num_nodes(), -1),
       occupants_(pb.num_nodes()) {
   for (int j = 0; j < pb.num_jobs(); ++j) {
+    idle_[static_cast<std::size_t>(j) / 64] |= std::uint64_t{1} << (j % 64);
     term_[j] = pb.term(j, Placement{});
     sum_ += term_[j];
   }
@@ -64,6 +66,18 @@ ClusterState::ClusterState(const PolluxProblem& pb)
     all_of(n).put(n, pb.capacity(n));
     open_of(n).put(n, pb.capacity(n));
   }
+}
+
+int ClusterState::next_idle(int from) const noexcept {
+  if (from < 0) from = 0;
+  std::size_t w = static_cast<std::size_t>(from) / 64;
+  if (w >= idle_.size()) return -1;
+  std::uint64_t bits = idle_[w] & (~std::uint64_t{0} << (from % 64));
+  while (bits == 0) {
+    if (++w == idle_.size()) return -1;
+    bits = idle_[w];
+  }
+  return static_cast<int>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits)));
 }
 
 int ClusterState::own(int j, int node) const noexcept {
@@ -274,6 +288,9 @@ void ClusterState::set(int j, const Placement& p_in) {
   place_[j] = p;
   used_total_ += placement_gpus(p) - gpus_[j];
   gpus_[j] = placement_gpus(p);
+  const std::uint64_t bit = std::uint64_t{1} << (j % 64);
+  if (gpus_[j] == 0) idle_[static_cast<std::size_t>(j) / 64] |= bit;
+  else idle_[static_cast<std::size_t>(j) / 64] &= ~bit;
   const double t = pb_.term(j, p);
   // Neumaier summation of the change.
   const double x = t - term_[j];

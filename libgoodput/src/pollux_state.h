@@ -6,6 +6,7 @@
 #define POLLUX_SRC_POLLUX_STATE_H
 
 #include <cstddef>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -29,6 +30,9 @@ class ClusterState {
   /// GPUs job j holds on `node`.
   int own(int j, int node) const noexcept;
   const std::vector<int>& occupants(int node) const noexcept { return occupants_[node]; }
+  /// The first job >= `from` that holds no GPUs, or -1 (a word-wise scan:
+  /// the search looks for such jobs among thousands often).
+  int next_idle(int from) const noexcept;
   /// The multi-node job on `node` under interference avoidance, or -1.
   int owner(int node) const noexcept { return owner_[node]; }
   std::vector<Placement> placements() const { return place_; }
@@ -104,6 +108,7 @@ class ClusterState {
   bool interference_;
   std::vector<Placement> place_;
   std::vector<int> gpus_;
+  std::vector<std::uint64_t> idle_;  // bit j: job j holds no GPUs
   std::vector<double> term_;
   double sum_ = 0, carry_ = 0;
   std::vector<int> used_, owner_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compat_reason.h"
+#include "job_size_fields.h"
 #include "core/size_limits.h"
 
 extern "C" {
@@ -72,9 +73,6 @@ AcctLimits acct_limits(job_record_t* job, const ElasticRange& range) {
     return out;
   const auto count = static_cast<std::size_t>(slurmctld_tres_cnt);
   const bool running = IS_JOB_RUNNING(job);
-  uint32_t per_task = 1;
-  if (job->details != nullptr && job->details->cpus_per_task != 0 && job->details->cpus_per_task != NO_VAL16)
-    per_task = job->details->cpus_per_task;
 
   const AssocReadLocks locks;
   slurmdb_tres_rec_t gpu_tres{};
@@ -86,9 +84,7 @@ AcctLimits acct_limits(job_record_t* job, const ElasticRange& range) {
   if (running && job->tres_alloc_cnt != nullptr) std::copy(job->tres_alloc_cnt, job->tres_alloc_cnt + count, held.begin());
   auto request = [&](int nodes, int gpus) {
     std::vector<uint64_t> r = base;
-    r[TRES_ARRAY_NODE] = static_cast<uint64_t>(nodes);
-    r[TRES_ARRAY_CPU] = static_cast<uint64_t>(gpus) * per_task;
-    if (gpu >= 0 && static_cast<std::size_t>(gpu) < count) r[static_cast<std::size_t>(gpu)] = static_cast<uint64_t>(gpus);
+    set_size_tres(r, job, nodes, gpus, gpu);
     return r;
   };
   auto allowed = [&](int nodes, int gpus, int size, int held_size) {

@@ -10,8 +10,8 @@
 // orders them. Without accounting limits every call is a no-op.
 //
 // A size is tested as (nodes, GPUs, one task per GPU): the job's request
-// with its node, CPU and gres/gpu counts replaced (memory, licences and the
-// rest as requested). A running job's usage is already counted: it keeps
+// with its node, CPU, memory and gres/gpu counts replaced (job_size_fields.h;
+// licences and the rest as requested). A running job's usage is already counted: it keeps
 // what it holds, and a larger size is tested as the growth on top of
 // today's usage when only a usage limit refused the full size
 // (core/size_limits.h). Known gaps: several elastic jobs of one user are

@@ -5,11 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <type_traits>
-
 #include "compat_reason.h"
 #include "compat_resv.h"
 #include "job_acct_limits.h"
+#include "job_size_fields.h"
 #include "core/elastic.h"
 #include "slurm_raii.h"
 
@@ -110,11 +109,6 @@ std::string refusal_name(int reason) {
   return reason == WAIT_NO_REASON ? std::string{} : reason_name(static_cast<uint32_t>(reason));
 }
 
-std::uint32_t cpus_per_task(const job_record_t* job) {
-  const std::uint16_t c = job->details != nullptr ? job->details->cpus_per_task : 1;
-  return c == 0 || c == NO_VAL16 ? 1 : c;
-}
-
 // What job_limits_check() replaced in the copy's record belongs to the job,
 // as when Slurm calls it on the job: its priority factors (allocated on
 // first use) and, from 24.11, tres_per_task (swapped in, the job's old
@@ -131,11 +125,9 @@ std::string limits_refusal(job_record_t* job) {
   return refusal_name(job_limits_check(&job, false));
 }
 
-std::string limits_refusal_at(job_record_t* job, int nodes, int gpus_per_node) {
+std::string limits_refusal_at(job_record_t* job, const Size& size) {
   if (job->details == nullptr) return {};
-  using Details = std::remove_pointer_t<decltype(job->details)>;
-  const std::uint32_t cpt = cpus_per_task(job);
-  const auto n = static_cast<std::uint32_t>(nodes), g = static_cast<std::uint32_t>(gpus_per_node);
+  const SizeFields fields = size_fields(job, size);
   std::string first;
   bool passed = false;
   for_each_partition(job, [&](part_record_t* part) {
@@ -143,14 +135,10 @@ std::string limits_refusal_at(job_record_t* job, int nodes, int gpus_per_node) {
     // Slurm's records are plain C structs: the copy shares every pointer,
     // and differs only in the size (the fields enact.cc's update sets).
     job_record_t copy = *job;
-    Details details = *job->details;
+    struct job_details details = *job->details;
     copy.details = &details;
     copy.part_ptr = part;
-    details.min_nodes = details.max_nodes = n;
-    details.num_tasks = n * g;
-    details.ntasks_per_node = static_cast<std::uint16_t>(g);
-    details.min_cpus = details.orig_min_cpus = n * g * cpt;
-    details.pn_min_cpus = details.orig_pn_min_cpus = static_cast<std::uint16_t>(g * cpt);
+    set_size(&details, fields);
     job_record_t* ptr = &copy;
     const std::string why = refusal_name(job_limits_check(&ptr, false));
     adopt_replaced(job, copy);
@@ -176,7 +164,7 @@ JobBounds partition_bounds(job_record_t* job, int lo, int hi, int gpus, time_t n
     else max_cpus = std::max(max_cpus, part->max_cpus_per_node);
   });
   int g_max = gpus;
-  if (!unlimited) g_max = static_cast<int>(std::min<std::uint32_t>(static_cast<std::uint32_t>(gpus), max_cpus / cpus_per_task(job)));
+  if (!unlimited) g_max = static_cast<int>(std::min<std::uint32_t>(static_cast<std::uint32_t>(gpus), max_cpus / std::uint32_t{cpus_per_task(job)}));
   if (g_max < 1) {
     b.no_size = "MaxCPUsPerNode";
     return b;
@@ -187,7 +175,7 @@ JobBounds partition_bounds(job_record_t* job, int lo, int hi, int gpus, time_t n
   int first = 0, last = 0;
   std::string why;
   for (int n = lo; n <= hi && n < lo + kProbes; ++n) {
-    const std::string r = limits_refusal_at(job, n, 1);
+    const std::string r = limits_refusal_at(job, Size{n, 1});
     if (r.empty()) {
       if (first == 0) first = n;
       last = n;
@@ -213,8 +201,8 @@ JobBounds partition_bounds(job_record_t* job, int lo, int hi, int gpus, time_t n
   // GPUs per node: the most that every count passes (the largest count
   // asks the most CPUs); fewer nodes when even one GPU each fails there.
   while (last >= first) {
-    while (g_max > 1 && !limits_refusal_at(job, last, g_max).empty()) --g_max;
-    if (g_max > 1 || limits_refusal_at(job, last, 1).empty()) break;
+    while (g_max > 1 && !limits_refusal_at(job, Size{last, g_max}).empty()) --g_max;
+    if (g_max > 1 || limits_refusal_at(job, Size{last, 1}).empty()) break;
     --last;
   }
   if (last < first) {

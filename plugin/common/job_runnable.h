@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/elastic.h"
 #include "core/job_state.h"
 #include "slurm_api.h"
 
@@ -35,11 +36,11 @@ Why start_blocker(job_record_t* job);
 std::string limits_refusal(job_record_t* job);
 
 /// Slurm's verdict on the job at a size it does not have (n nodes, g GPUs
-/// and tasks on each, as enact.cc would set it): job_limits_check() run on
-/// a copy of the job's record set to that size, against each of its
-/// partitions; empty when some partition passes it, else the first reason.
-/// Locks as limits_refusal().
-std::string limits_refusal_at(job_record_t* job, int nodes, int gpus_per_node);
+/// and tasks on each, as enact.cc sets it: job_size_fields.h):
+/// job_limits_check() run on a copy of the job's record set to that size,
+/// against each of its partitions; empty when some partition passes it,
+/// else the first reason. Locks as limits_refusal().
+std::string limits_refusal_at(job_record_t* job, const Size& size);
 
 /// What Slurm lets an elastic job be given, before the policy chooses:
 /// where it may run and the sizes Slurm's own tests pass.

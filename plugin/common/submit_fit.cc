@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "job_size_fields.h"
+
 namespace pollux::sched {
 namespace {
 
@@ -21,8 +23,7 @@ struct Need {
 
 Need need_of(const job_desc_msg_t* d) {
   Need n;
-  const std::uint64_t cpt = d->cpus_per_task == NO_VAL16 || d->cpus_per_task == 0 ? 1 : d->cpus_per_task;
-  n.cpus = cpt;  // one task (one GPU) per node
+  n.cpus = cpus_per_task(d->cpus_per_task);  // one task (one GPU) per node
   if (d->pn_min_cpus != NO_VAL16 && d->pn_min_cpus > n.cpus) n.cpus = d->pn_min_cpus;
   if (d->pn_min_memory != NO_VAL64 && d->pn_min_memory != 0) {
     if (d->pn_min_memory & MEM_PER_CPU) n.memory = (d->pn_min_memory & ~MEM_PER_CPU) * n.cpus;

@@ -75,8 +75,6 @@ std::optional<ElasticRange> updated_range(const ElasticRange& now, unsigned min_
   return r;
 }
 
-std::string gpus_per_node_tres(int gpus) { return "gres:gpu:" + std::to_string(gpus); }
-
 std::optional<ElasticRange> classify(const JobShape& s, std::string* why) {
   auto rigid = [why](const char* reason) -> std::optional<ElasticRange> {
     if (why != nullptr) *why = reason;

@@ -34,6 +34,14 @@ struct ElasticRange {
   }
 };
 
+/// A job size: nodes, and GPUs on each (job_size_fields.h: as Slurm's job
+/// fields).
+struct Size {
+  int nodes = 0;
+  int gpus_per_node = 0;
+  bool operator==(const Size& o) const noexcept { return nodes == o.nodes && gpus_per_node == o.gpus_per_node; }
+};
+
 /// "MIN-MAXxG", e.g. "1-4x4".
 std::string format_range(const ElasticRange& range);
 std::optional<ElasticRange> parse_range(std::string_view text);
@@ -78,9 +86,6 @@ std::optional<int> untyped_gpus_per_node(std::string_view tres_per_node);
 /// CPUs: from Slurm 24.11 sbatch writes --cpus-per-task into tres_per_task
 /// ("cpu=2"), which sizes nothing sched/pollux decides.
 bool asks_beyond_cpus(std::string_view tres);
-
-/// The tres_per_node value that asks for `gpus` GPUs per node.
-std::string gpus_per_node_tres(int gpus);
 
 }  // namespace pollux::sched
 

@@ -30,6 +30,7 @@ struct Alloc {
   std::string node_list;
 
   int gpus() const noexcept { return nodes * gpus_per_node; }
+  Size size() const noexcept { return {nodes, gpus_per_node}; }
   bool empty() const noexcept { return nodes == 0; }
   bool operator==(const Alloc& o) const noexcept {
     return nodes == o.nodes && gpus_per_node == o.gpus_per_node && node_list == o.node_list;

@@ -39,13 +39,6 @@ struct NodeSnapshot {
   bool usable = true;    ///< new work may start here (up, not drained)
 };
 
-/// A job size: nodes, and GPUs on each.
-struct Size {
-  int nodes = 0;
-  int gpus_per_node = 0;
-  bool operator==(const Size& o) const noexcept { return nodes == o.nodes && gpus_per_node == o.gpus_per_node; }
-};
-
 /// An elastic job: one job_submit/pollux held at submission, or one that
 /// carries sched/pollux's state in its SystemComment.
 struct ElasticJobSnapshot {

@@ -8,9 +8,9 @@
 
 #include "common/compat_job_update.h"
 #include "common/compat_requeue.h"
-#include "common/compat_tres.h"
 #include "common/job_record.h"
 #include "common/job_runnable.h"
+#include "common/job_size_fields.h"
 #include "core/elastic.h"
 #include "core/job_transitions.h"
 
@@ -38,23 +38,14 @@ std::optional<double> early_begin(const ElasticJobSnapshot& j, const JobState& s
   return std::max(s.since + kRequeueGap, now + 1);
 }
 
-// update_job() for a size: min = max nodes, GPUs and tasks per node, the
-// nodes, and a release when the job is held.
+// update_job() for a size (job_size_fields.h), its nodes, and a release
+// when the job is held.
 int set_size(job_record_t* job, const Alloc& alloc, bool release, long long minutes = 0) {
   auto* desc = static_cast<job_desc_msg_t*>(xmalloc(sizeof(job_desc_msg_t)));
   slurm_init_job_desc_msg(desc);
   set_update_job_id(desc, job->job_id);
   desc->alloc_node = xstrdup(kInternalUpdate);
-  desc->min_nodes = desc->max_nodes = static_cast<uint32_t>(alloc.nodes);
-  desc->num_tasks = static_cast<uint32_t>(alloc.gpus());
-  desc->ntasks_per_node = static_cast<uint16_t>(alloc.gpus_per_node);
-  // update_job() only ever raises the CPU counts it derives from the tasks:
-  // a job that shrinks must be given them, or it can never start again.
-  uint16_t cpus_per_task = job->details != nullptr ? job->details->cpus_per_task : 1;
-  if (cpus_per_task == 0 || cpus_per_task == NO_VAL16) cpus_per_task = 1;
-  desc->min_cpus = static_cast<uint32_t>(alloc.gpus()) * cpus_per_task;
-  desc->pn_min_cpus = static_cast<uint16_t>(alloc.gpus_per_node * cpus_per_task);
-  desc->tres_per_node = xstrdup(slurm_gpus_per_node_tres(alloc.gpus_per_node).c_str());
+  set_size(desc, size_fields(job, alloc.size()));
   desc->req_nodes = xstrdup(alloc.node_list.c_str());
   if (release) desc->priority = INFINITE;
   // Slurm counts a time limit per run: this run gets what is left.
@@ -87,7 +78,7 @@ std::string describe(const job_record_t* job, const char* what, int rc) {
 // (never proposed again), and the arrivals round a second later decides again.
 bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::string& comment) {
   // Against each partition the job names: Slurm starts it in any one that passes it.
-  const std::string reason = limits_refusal_at(job, d.state.alloc.nodes, d.state.alloc.gpus_per_node);
+  const std::string reason = limits_refusal_at(job, d.state.alloc.size());
   if (reason.empty()) return false;
   set_pollux_hold(job, hold_reason_for(Why::kRefused, reason).c_str());
   JobState st = d.state;
@@ -99,7 +90,7 @@ bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::strin
                                            d.state.alloc.node_list + ": " + reason +
                                            "; held without GPUs, and never given this size again until its "
                                            "partition, limits or range change",
-                        Size{d.state.alloc.nodes, d.state.alloc.gpus_per_node}});
+                        d.state.alloc.size()});
   return true;
 }
 

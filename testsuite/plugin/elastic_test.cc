@@ -114,11 +114,6 @@ TEST(Elastic, AllowedSizes) {
   EXPECT_FALSE(r.allows(2, 0));
 }
 
-TEST(Elastic, GpusPerNodeTres) {
-  EXPECT_EQ(gpus_per_node_tres(3), "gres:gpu:3");
-  EXPECT_EQ(untyped_gpus_per_node(gpus_per_node_tres(3)), 3);
-}
-
 }  // namespace
 }  // namespace pollux::sched
 

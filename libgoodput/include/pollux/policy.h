@@ -104,7 +104,8 @@ struct PolicyOptions {
   /// Job-term evaluations (one job's fitness term for one candidate
   /// placement) the local search may spend per round; 0 = what the GA
   /// spends: population x generations x #jobs. It stops earlier when
-  /// further search keeps failing.
+  /// further search keeps failing, and on rounds of thousands of jobs
+  /// after a million evaluations of perturbation (doc/policy.md).
   long long search_budget = 0;
   std::uint64_t seed = 1;              ///< same seed, same inputs -> same result
   double tiresias_queue_threshold = 16 * 3600.0;  ///< GPU-seconds
