@@ -51,9 +51,9 @@ JobShape shape_of(const job_record_t* j) {
   return s;
 }
 
-std::optional<JobState> pollux_state(const job_record_t* job) {
+std::optional<JobState> pollux_state(const job_record_t* job, std::string* problem) {
   if (job->system_comment == nullptr) return std::nullopt;
-  return parse_comment(job->system_comment);
+  return parse_comment(job->system_comment, problem);
 }
 
 bool new_elastic_job(const job_record_t* job) {

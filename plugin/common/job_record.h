@@ -21,8 +21,9 @@ JobShape shape_of(const job_desc_msg_t* desc);
 /// A job record's shape.
 JobShape shape_of(const job_record_t* job);
 
-/// sched/pollux's state in the job's SystemComment, if any.
-std::optional<JobState> pollux_state(const job_record_t* job);
+/// sched/pollux's state in the job's SystemComment, if any (`problem`:
+/// parse_comment()'s note on a word it does not know).
+std::optional<JobState> pollux_state(const job_record_t* job, std::string* problem = nullptr);
 
 /// Pending and held by Pollux: by job_submit/pollux at submission (no state
 /// yet, elastic shape) or by sched/pollux (an administrator's hold whose
@@ -62,10 +63,6 @@ void set_job_env(job_record_t* job, const std::string& name, const std::string& 
 /// Replaces a char* field of a record with an xstrdup'ed copy of `text`.
 void set_string(char** field, const std::string& text);
 
-/// The prefix of every hold reason sched/pollux sets, and the reason itself
-/// (Reason=pollux:_waiting_for_GPUs in squeue and scontrol).
-inline constexpr const char* kHoldPrefix = "pollux";
-inline constexpr const char* kHoldReason = "pollux: waiting for GPUs";
 /// alloc_node of the job updates sched/pollux makes itself (update_job()
 /// replaces it with the sender's host for every update that comes by RPC),
 /// so that job_submit/pollux's job_modify lets them through.

@@ -34,25 +34,25 @@ void for_each_partition(const job_record_t* job, Fn&& fn) {
 
 }  // namespace
 
-std::string start_blocker(job_record_t* job) {
+Why start_blocker(job_record_t* job) {
   if (job->details != nullptr && job->details->depend_list != nullptr) {
     switch (test_job_dependency(job, nullptr)) {
       case LOCAL_DEPEND:
       case REMOTE_DEPEND:
-        return "dependency";
+        return Why::kDependency;
       case FAIL_DEPEND:
-        return "dependency-never";
+        return Why::kDependencyNever;
       default:
         break;
     }
   }
-  if (job->resv_name != nullptr && job_test_resv_now(job) != SLURM_SUCCESS) return "reservation";
+  if (job->resv_name != nullptr && job_test_resv_now(job) != SLURM_SUCCESS) return Why::kReservation;
   bool up = takes_jobs(job->part_ptr);
   if (!up && job->part_ptr_list != nullptr) {
     ListIteratorGuard it(job->part_ptr_list);
     while (auto* part = it.next<part_record_t>()) up = up || takes_jobs(part);
   }
-  return up ? "" : "partition";
+  return up ? Why::kNone : Why::kPartition;
 }
 
 namespace {

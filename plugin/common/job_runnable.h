@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/elastic.h"
+#include "core/job_state.h"
 #include "slurm_api.h"
 
 namespace pollux::sched {
@@ -24,7 +25,7 @@ namespace pollux::sched {
 /// holds this is where their dependencies are brought up to date. Caller
 /// holds the job write lock (test_job_dependency() updates the job's
 /// dependency list, as slurmctld's main loop does) and the partition read lock.
-std::string start_blocker(job_record_t* job);
+Why start_blocker(job_record_t* job);
 
 /// Slurm's verdict on a pending job's current size, from
 /// job_limits_check() (the test slurmctld's main loop makes before starting

@@ -70,17 +70,6 @@ std::string slurm_time(double t) {
   return out;
 }
 
-const char* phase_name(Phase phase) noexcept {
-  switch (phase) {
-    case Phase::kHeld: return "held";
-    case Phase::kStarting: return "start";
-    case Phase::kRunning: return "run";
-    case Phase::kCheckpointing: return "ckpt";
-    case Phase::kEnded: return "end";
-  }
-  return "?";
-}
-
 std::string format_comment(const JobView& v, const JobState& s) {
   std::string out(kCommentPrefix);
   out += " gpus=" + std::to_string(v.gpus) + " nodes=" + std::to_string(v.nodes);
@@ -93,7 +82,7 @@ std::string format_comment(const JobView& v, const JobState& s) {
   } else {
     out += " model=none speedup=" + number(v.speedup, "%.2f");
   }
-  if (!s.why.empty()) out += " why=" + log_safe(s.why, 64);
+  if (!s.why.empty()) out += " why=" + std::string(s.why.text());
   if (v.start > 0) out += " start=" + slurm_time(v.start);
   out += std::string(kSeparator) + "state=" + phase_name(s.phase) + " range=" + format_range(s.range) +
          " alloc=" + format_alloc(s.alloc) + " since=" + std::to_string(static_cast<long long>(s.since)) +
@@ -109,7 +98,8 @@ long long next_run_limit(const JobState& s) {
   return left <= 60 ? 1 : (left + 59) / 60;
 }
 
-std::optional<JobState> parse_comment(std::string_view comment) {
+std::optional<JobState> parse_comment(std::string_view comment, std::string* problem) {
+  if (problem != nullptr) problem->clear();
   if (comment.substr(0, kCommentPrefix.size()) != kCommentPrefix) return std::nullopt;
   const auto sep = comment.rfind(kSeparator);
   if (sep == std::string_view::npos) return std::nullopt;
@@ -120,15 +110,16 @@ std::optional<JobState> parse_comment(std::string_view comment) {
     if (eq == std::string_view::npos) continue;  // the separator
     const std::string_view key = w.substr(0, eq), value = w.substr(eq + 1);
     if (key == "why") {
-      s.why = std::string(value);
+      const auto why = parse_why(value);
+      s.why = why.value_or(Why::kNone);
+      if (!why && problem != nullptr)
+        *problem = "why=" + log_safe(std::string(value), 64) +
+                   " in its SystemComment is no reason sched/pollux writes: read as none";
     } else if (key == "state") {
+      const auto phase = parse_phase(value);
+      if (!phase) return std::nullopt;
+      s.phase = *phase;
       have_phase = true;
-      if (value == "held") s.phase = Phase::kHeld;
-      else if (value == "start") s.phase = Phase::kStarting;
-      else if (value == "run") s.phase = Phase::kRunning;
-      else if (value == "ckpt") s.phase = Phase::kCheckpointing;
-      else if (value == "end") s.phase = Phase::kEnded;
-      else return std::nullopt;
     } else if (key == "range") {
       const auto r = parse_range(value);
       if (!r) return std::nullopt;

@@ -18,19 +18,9 @@
 #include <string_view>
 
 #include "elastic.h"
+#include "job_state.h"
 
 namespace pollux::sched {
-
-/// Where an elastic job is in its life under sched/pollux.
-enum class Phase {
-  kHeld,           ///< pending, held by sched/pollux: no GPUs this round
-  kStarting,       ///< pending, released at `alloc`: Slurm starts it there
-  kRunning,        ///< running at `alloc`
-  kCheckpointing,  ///< running, signalled at `since` to checkpoint for a move to `alloc`
-  kEnded,          ///< ended at `since` (why: completed, cancelled, failed, timeout, ...); no GPUs
-};
-
-const char* phase_name(Phase phase) noexcept;  // "held", "start", "run", "ckpt", "end"
 
 /// A job's size: `nodes` nodes (`node_list`, comma-separated names) with
 /// `gpus_per_node` GPUs on each. Empty = no GPUs.
@@ -55,8 +45,7 @@ struct JobState {
   Alloc alloc;       ///< the decided size (kStarting, kCheckpointing) or the current one
   double since = 0;   ///< Unix time the phase began
   double submit = 0;  ///< Unix time of submission (Slurm resets its own at each requeue)
-  std::string why;    ///< the last decision: start, grow, shrink, move, wait, preempt, cancel; or why it
-                      ///< has no GPUs (held, dependency, begin, refused, ...) or ended
+  Why why;           ///< the last decision (start, grow, shrink, ...), why it has no GPUs, or how it ended
   /// The job's time limit over its whole life, minutes (0: none), and the
   /// seconds its earlier runs used: Slurm counts a time limit per run, so
   /// sched/pollux gives each run what is left (limit=, used= when set).
@@ -101,8 +90,11 @@ std::string slurm_time(double t);
 long long next_run_limit(const JobState& state);
 
 /// The state of a SystemComment written by format_comment(); nullopt for
-/// anything else (an empty or foreign comment, a damaged field).
-std::optional<JobState> parse_comment(std::string_view comment);
+/// anything else (an empty or foreign comment, a damaged field). A why=
+/// word this version does not know (one a newer version wrote, or a damaged
+/// one) is read as none, and `problem` (when given) says so for the log:
+/// the rest of the state still holds.
+std::optional<JobState> parse_comment(std::string_view comment, std::string* problem = nullptr);
 
 /// The prefix every comment sched/pollux writes starts with.
 inline constexpr std::string_view kCommentPrefix = "pollux:";

@@ -48,111 +48,163 @@ std::string range_text(double lo, double hi) {
   return o.str();
 }
 
-// One option: its name and how it is stored; each returns "" or the reason.
-struct Option {
-  const char* name;
-  std::function<std::string(std::string_view value, Params& p)> set;
+// How one type of value is read and shown: parse returns "" or why the
+// text is refused (leaving the value untouched).
+template <typename T>
+struct Rule {
+  std::function<std::string(std::string_view, T&)> parse;
+  std::function<std::string(const T&)> format;
 };
 
-std::function<std::string(std::string_view, Params&)> number(double Params::*field, double lo, double hi) {
-  return [=](std::string_view value, Params& p) -> std::string {
-    const auto v = to_double(value);
-    if (!v || *v < lo || *v > hi) return "must be a number in " + range_text(lo, hi);
-    p.*field = *v;
-    return {};
-  };
+std::string plain(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+Rule<double> number(double lo, double hi) {
+  return {[=](std::string_view value, double& out) -> std::string {
+            const auto v = to_double(value);
+            if (!v || *v < lo || *v > hi) return "must be a number in " + range_text(lo, hi);
+            out = *v;
+            return {};
+          },
+          plain};
 }
 
 template <typename Int>
-std::function<std::string(std::string_view, Params&)> integer(Int Params::*field, long long lo, long long hi) {
-  return [=](std::string_view value, Params& p) -> std::string {
-    const auto v = to_double(value);
-    if (!v || *v != std::floor(*v) || *v < lo || *v > hi)
-      return "must be an integer in " + range_text(static_cast<double>(lo), static_cast<double>(hi));
-    p.*field = static_cast<Int>(*v);
-    return {};
-  };
+Rule<Int> integer(long long lo, long long hi) {
+  return {[=](std::string_view value, Int& out) -> std::string {
+            const auto v = to_double(value);
+            if (!v || *v != std::floor(*v) || *v < lo || *v > hi)
+              return "must be an integer in " + range_text(static_cast<double>(lo), static_cast<double>(hi));
+            out = static_cast<Int>(*v);
+            return {};
+          },
+          [](const Int& v) { return std::to_string(v); }};
 }
 
-std::function<std::string(std::string_view, Params&)> boolean(bool Params::*field) {
-  return [=](std::string_view value, Params& p) -> std::string {
-    const auto v = to_bool(value);
-    if (!v) return "must be yes or no";
-    p.*field = *v;
-    return {};
-  };
+Rule<bool> yes_no() {
+  return {[](std::string_view value, bool& out) -> std::string {
+            const auto v = to_bool(value);
+            if (!v) return "must be yes or no";
+            out = *v;
+            return {};
+          },
+          [](const bool& v) { return std::string(v ? "yes" : "no"); }};
 }
 
 // An absolute path without '..' or control characters.
-std::function<std::string(std::string_view, Params&)> path(std::string Params::*field) {
-  return [=](std::string_view value, Params& p) -> std::string {
-    if (value.empty() || value.front() != '/') return "must be an absolute path";
-    if (value.size() > 1024) return "is longer than 1024 characters";
-    if (value == "/") return "must not be the root directory";
-    const std::string v(value);
-    if (v.find("/../") != std::string::npos || (v.size() >= 3 && v.compare(v.size() - 3, 3, "/..") == 0))
-      return "must not contain '..'";
-    for (unsigned char c : v)
-      if (c < 0x20 || c == 0x7f) return "must not contain control characters";
-    p.*field = v;
-    return {};
-  };
+Rule<std::string> path() {
+  return {[](std::string_view value, std::string& out) -> std::string {
+            if (value.empty() || value.front() != '/') return "must be an absolute path";
+            if (value.size() > 1024) return "is longer than 1024 characters";
+            if (value == "/") return "must not be the root directory";
+            const std::string v(value);
+            if (v.find("/../") != std::string::npos || (v.size() >= 3 && v.compare(v.size() - 3, 3, "/..") == 0))
+              return "must not contain '..'";
+            for (unsigned char c : v)
+              if (c < 0x20 || c == 0x7f) return "must not contain control characters";
+            out = v;
+            return {};
+          },
+          [](const std::string& v) { return v; }};
 }
 
 // "USR1:USR2:40": signals by name or number, ':'-separated (',' separates
-// SchedulerParameters).
-std::string set_resize_signals(std::string_view value, Params& p) {
-  unsigned long long mask = 0;
-  for (;;) {
-    const auto colon = value.find(':');
-    const int sig = signal_number(value.substr(0, colon));
-    if (sig == 0) return "must be signal names or numbers (1-64, not KILL or STOP) separated by ':'";
-    mask |= 1ULL << (sig - 1);
-    if (colon == std::string_view::npos) break;
-    value.remove_prefix(colon + 1);
-  }
-  p.resize_signals = mask;
-  return {};
+// SchedulerParameters); kept as a mask, bit n - 1 for signal n.
+Rule<unsigned long long> signals() {
+  return {[](std::string_view value, unsigned long long& out) -> std::string {
+            unsigned long long mask = 0;
+            for (;;) {
+              const auto colon = value.find(':');
+              const int sig = signal_number(value.substr(0, colon));
+              if (sig == 0) return "must be signal names or numbers (1-64, not KILL or STOP) separated by ':'";
+              mask |= 1ULL << (sig - 1);
+              if (colon == std::string_view::npos) break;
+              value.remove_prefix(colon + 1);
+            }
+            out = mask;
+            return {};
+          },
+          [](const unsigned long long& mask) {
+            std::string out;
+            for (int sig = 1; sig <= 64; ++sig)
+              if ((mask >> (sig - 1)) & 1ULL) out += (out.empty() ? "" : ":") + signal_name(sig);
+            return out;
+          }};
 }
 
-std::string format_signals(unsigned long long mask) {
-  std::string out;
-  for (int sig = 1; sig <= 64; ++sig)
-    if ((mask >> (sig - 1)) & 1ULL) out += (out.empty() ? "" : ":") + signal_name(sig);
-  return out;
-}
+constexpr bool kPolicy = true;   // a change rebuilds the policy
+constexpr bool kPlugin = false;  // read by the plugin alone
 
-const std::vector<Option>& options() {
-  static const std::vector<Option> table = {
-      {"pollux_interval", number(&Params::interval, 1, 86400)},
-      {"pollux_fairness", number(&Params::fairness_p, -10, 1)},
-      {"pollux_restart_penalty", number(&Params::restart_penalty, 0, 86400)},
-      {"pollux_interference_avoidance", boolean(&Params::interference_avoidance)},
-      {"pollux_max_nodes", integer(&Params::max_nodes_per_job, 1, 100000)},
-      {kSpoolDirParameter, path(&Params::spool_dir)},
-      {"pollux_metrics_file", path(&Params::metrics_file)},
-      {"pollux_checkpoint_timeout", number(&Params::checkpoint_timeout, 1, 86400)},
-      {"pollux_search_budget", integer(&Params::search_budget, 0, 1000000000)},
-      {"pollux_backfill", boolean(&Params::backfill)},
-      {"pollux_resize_signals", set_resize_signals},
-  };
-  return table;
+template <typename T>
+ParameterRow row(const char* name, T Params::*field, Rule<T> rule, const char* default_text, bool policy,
+                 const char* description) {
+  return {name,
+          default_text,
+          description,
+          policy,
+          [field, parse = std::move(rule.parse)](std::string_view value, Params& p) {
+            T v{};
+            std::string why = parse(value, v);
+            if (why.empty()) p.*field = std::move(v);
+            return why;
+          },
+          [field, format = std::move(rule.format)](const Params& p) { return format(p.*field); },
+          [field](const Params& a, const Params& b) { return a.*field == b.*field; }};
 }
 
 }  // namespace
 
+const std::vector<ParameterRow>& parameter_table() {
+  static const std::vector<ParameterRow> table = {
+      row("pollux_interval", &Params::interval, number(1, 86400), "60", kPolicy, "seconds between periodic rounds"),
+      row("pollux_fairness", &Params::fairness_p, number(-10, 1), "-1", kPolicy,
+          "the power-mean exponent p of the policy's fairness"),
+      row("pollux_restart_penalty", &Params::restart_penalty, number(0, 86400), "30", kPolicy,
+          "D: the seconds a resize costs a job"),
+      row("pollux_interference_avoidance", &Params::interference_avoidance, yes_no(), "yes", kPolicy,
+          "at most one distributed job per node"),
+      row("pollux_max_nodes", &Params::max_nodes_per_job, integer<int>(1, 100000), "16", kPolicy,
+          "the most nodes the policy gives a job"),
+      row(kSpoolDirParameter, &Params::spool_dir, path(), kDefaultSpoolDir, kPlugin,
+          "the directory of the agents' hints and resize requests"),
+      row("pollux_checkpoint_timeout", &Params::checkpoint_timeout, number(1, 86400), "120", kPlugin,
+          "seconds a job's agent has to checkpoint for a resize"),
+      row("pollux_search_budget", &Params::search_budget, integer<long long>(0, 1000000000), "0", kPolicy,
+          "fitness evaluations per round (0: the policy's default)"),
+      row("pollux_backfill", &Params::backfill, yes_no(), "yes", kPlugin, "Slurm's backfill for rigid jobs"),
+      row("pollux_resize_signals", &Params::resize_signals, signals(), "USR1:USR2", kPlugin,
+          "the signals an agent may announce for its resize requests"),
+      row("pollux_metrics_file", &Params::metrics_file, path(), nullptr, kPlugin,
+          "the Prometheus text file written each round"),
+  };
+  return table;
+}
+
+// Each field from its row's default; a row without one leaves the field empty.
+Params::Params() {
+  for (const ParameterRow& r : parameter_table())
+    if (r.default_text != nullptr) r.parse(r.default_text, *this);
+}
+
 bool Params::operator==(const Params& o) const noexcept {
-  return interval == o.interval && fairness_p == o.fairness_p && restart_penalty == o.restart_penalty &&
-         interference_avoidance == o.interference_avoidance && max_nodes_per_job == o.max_nodes_per_job &&
-         spool_dir == o.spool_dir && checkpoint_timeout == o.checkpoint_timeout &&
-         search_budget == o.search_budget && backfill == o.backfill && metrics_file == o.metrics_file &&
-         resize_signals == o.resize_signals;
+  for (const ParameterRow& r : parameter_table())
+    if (!r.same(*this, o)) return false;
+  return true;
+}
+
+bool policy_changed(const Params& a, const Params& b) {
+  for (const ParameterRow& r : parameter_table())
+    if (r.policy && !r.same(a, b)) return true;
+  return false;
 }
 
 ParamsResult parse_params(std::string_view text) {
   ParamsResult result;
   // Per option: the occurrence that holds (its text) and how many were given.
-  std::map<const Option*, std::pair<std::string, int>> given;
+  std::map<const ParameterRow*, std::pair<std::string, int>> given;
   while (!text.empty()) {
     const auto comma = text.find(',');
     std::string_view item = text.substr(0, comma);
@@ -162,9 +214,9 @@ ParamsResult parse_params(std::string_view text) {
     const auto eq = item.find('=');
     const std::string_view key = item.substr(0, eq);
     if (key.size() < 7 || !iequals(key.substr(0, 7), "pollux_")) continue;  // Slurm's own options
-    const Option* option = nullptr;
-    for (const Option& o : options())
-      if (iequals(key, o.name)) option = &o;
+    const ParameterRow* option = nullptr;
+    for (const ParameterRow& r : parameter_table())
+      if (iequals(key, r.name)) option = &r;
     if (option == nullptr) {
       result.errors.push_back(log_safe("unknown option " + std::string(item) + " ignored"));
       continue;
@@ -180,7 +232,7 @@ ParamsResult parse_params(std::string_view text) {
     }
     const std::string_view value = item.substr(eq + 1);
     Params candidate = result.params;
-    const std::string why = option->set(value, candidate);
+    const std::string why = option->parse(value, candidate);
     if (why.empty()) {
       result.params = candidate;
       holding = std::string(option->name) + "=" + std::string(value);
@@ -198,16 +250,13 @@ ParamsResult parse_params(std::string_view text) {
 }
 
 std::string describe(const Params& p) {
-  std::ostringstream o;
-  o << std::boolalpha << "pollux_interval=" << p.interval << " pollux_fairness=" << p.fairness_p
-    << " pollux_restart_penalty=" << p.restart_penalty
-    << " pollux_interference_avoidance=" << (p.interference_avoidance ? "yes" : "no")
-    << " pollux_max_nodes=" << p.max_nodes_per_job << " pollux_spool_dir=" << p.spool_dir
-    << " pollux_checkpoint_timeout=" << p.checkpoint_timeout << " pollux_search_budget=" << p.search_budget
-    << " pollux_backfill=" << (p.backfill ? "yes" : "no")
-    << " pollux_resize_signals=" << format_signals(p.resize_signals);
-  if (!p.metrics_file.empty()) o << " pollux_metrics_file=" << p.metrics_file;
-  return o.str();
+  std::string out;
+  for (const ParameterRow& r : parameter_table()) {
+    const std::string value = r.format(p);
+    if (r.default_text == nullptr && value.empty()) continue;  // unset, and not set
+    out += (out.empty() ? "" : " ") + std::string(r.name) + "=" + value;
+  }
+  return out;
 }
 
 PolicyOptions policy_options(const Params& p) {

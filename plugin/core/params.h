@@ -5,7 +5,7 @@
 #ifndef POLLUX_SCHED_PARAMS_H
 #define POLLUX_SCHED_PARAMS_H
 
-#include <csignal>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,24 +15,53 @@
 
 namespace pollux::sched {
 
+/// The values of the pollux_* options. A default-constructed Params holds
+/// every option's default (the table in params.cc: parameter_table()).
 struct Params {
-  double interval = 60.0;             ///< pollux_interval: seconds between rounds
-  double fairness_p = -1.0;           ///< pollux_fairness: power-mean exponent p
-  double restart_penalty = 30.0;      ///< pollux_restart_penalty: D, seconds a resize costs
-  bool interference_avoidance = true; ///< pollux_interference_avoidance
-  int max_nodes_per_job = 16;         ///< pollux_max_nodes
-  std::string spool_dir = kDefaultSpoolDir;  ///< pollux_spool_dir
-  double checkpoint_timeout = 120.0;  ///< pollux_checkpoint_timeout: seconds to wait for the agent
-  long long search_budget = 0;        ///< pollux_search_budget: fitness evaluations, 0 = policy default
-  bool backfill = true;               ///< pollux_backfill: Slurm's backfill for rigid jobs
-  std::string metrics_file;           ///< pollux_metrics_file: Prometheus text file written each round ("": none)
+  Params();
+
+  double interval{};                ///< pollux_interval: seconds between rounds
+  double fairness_p{};              ///< pollux_fairness: power-mean exponent p
+  double restart_penalty{};         ///< pollux_restart_penalty: D, seconds a resize costs
+  bool interference_avoidance{};    ///< pollux_interference_avoidance
+  int max_nodes_per_job{};          ///< pollux_max_nodes
+  std::string spool_dir;            ///< pollux_spool_dir
+  double checkpoint_timeout{};      ///< pollux_checkpoint_timeout: seconds to wait for the agent
+  long long search_budget{};        ///< pollux_search_budget: fitness evaluations, 0 = policy default
+  bool backfill{};                  ///< pollux_backfill: Slurm's backfill for rigid jobs
   /// pollux_resize_signals: the signals an agent may announce for its resize
   /// requests (bit n - 1: signal n), USR1 and USR2 by default.
-  unsigned long long resize_signals = (1ULL << (SIGUSR1 - 1)) | (1ULL << (SIGUSR2 - 1));
+  unsigned long long resize_signals{};
+  std::string metrics_file;         ///< pollux_metrics_file: Prometheus text file written each round ("": none)
 
   bool operator==(const Params& o) const noexcept;
   bool operator!=(const Params& o) const noexcept { return !(*this == o); }
 };
+
+/// One pollux_* parameter: everything about it is this one row of
+/// params.cc's table, so that parsing, range checks, describe(), the
+/// comparisons and the defaults cannot disagree. A new parameter is a
+/// Params field and one row.
+struct ParameterRow {
+  const char* name;          ///< the SchedulerParameters key
+  const char* default_text;  ///< the default as an administrator writes it; nullptr: unset (an empty value)
+  const char* description;   ///< what it sets (doc/man/sched_pollux.5 says more)
+  /// A change of it is a change of the policy's options (policy_options()):
+  /// the round thread builds a new policy, which forgets its search state.
+  bool policy;
+  /// Sets the field from an administrator's text: "" or why the text is
+  /// refused (the field is then untouched).
+  std::function<std::string(std::string_view value, Params& params)> parse;
+  std::function<std::string(const Params& params)> format;  ///< the value as describe() shows it
+  std::function<bool(const Params& a, const Params& b)> same;  ///< the field equal in both
+};
+
+/// Every pollux_* parameter, in the order describe() lists them.
+const std::vector<ParameterRow>& parameter_table();
+
+/// Whether `a` and `b` differ in a parameter the policy is built from
+/// (the rows marked `policy`).
+bool policy_changed(const Params& a, const Params& b);
 
 /// The parsed parameters, and one message per option that was rejected
 /// (its default is kept) or not recognised.

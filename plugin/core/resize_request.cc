@@ -2,6 +2,7 @@
 // Resize decision files (see resize_request.h).
 #include "resize_request.h"
 
+#include "job_transitions.h"
 #include "pollux/resize_decision.h"
 
 namespace pollux::sched {
@@ -16,10 +17,7 @@ void write_resize_requests(const Snapshot& snap, RoundResult& round, const std::
     d.action = Action::kNone;
     d.signal = 0;
     const JobState before = j.state.value_or(d.state);
-    d.state.phase = Phase::kRunning;
-    d.state.alloc = to_alloc(j.current, snap.nodes);
-    d.state.since = before.phase == Phase::kRunning ? before.since : snap.now;
-    d.state.why = before.why;
+    unsignalled(d.state, before, to_alloc(j.current, snap.nodes), snap.now);
     d.comment = format_comment(d.view, d.state);
     d.note = "not signalled for its resize: " + err + "; decided again next round";
   }

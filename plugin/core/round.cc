@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include "job_transitions.h"
 #include "pollux/job_description.h"
 
 namespace pollux::sched {
@@ -76,12 +77,12 @@ int reserve_for_rigid(const Snapshot& snap, const std::vector<int>& elastic_use,
   return reserved;
 }
 
-const char* resize_reason(const Placement& from, const Placement& to) {
+Why resize_reason(const Placement& from, const Placement& to) {
   const int a = placement_gpus(from), b = placement_gpus(to);
-  if (b == 0) return "preempt";
-  if (b > a) return "grow";
-  if (b < a) return "shrink";
-  return "move";
+  if (b == 0) return Why::kPreempt;
+  if (b > a) return Why::kGrow;
+  if (b < a) return Why::kShrink;
+  return Why::kMove;
 }
 
 // With a time limit: the runs sched/pollux did not end itself count too
@@ -106,7 +107,7 @@ void count_runs(const ElasticJobSnapshot& j, double now, JobState& st) {
 // (Slurm's limit of its first run, before sched/pollux gave any remainder)
 // with the time its runs used.
 JobState base_state(const Snapshot& snap, const ElasticJobSnapshot& j) {
-  JobState st = j.state.value_or(JobState{j.range, Phase::kHeld, {}, snap.now, j.submit_time, "", 0, 0, 0});
+  JobState st = j.state.value_or(adopted_state(j.range, snap.now, j.submit_time, Why::kNone));
   st.range = j.range;
   st.submit = j.submit_time;
   if (st.limit == 0 && st.used == 0 && j.time_limit > 0) st.limit = j.time_limit;
@@ -175,19 +176,14 @@ JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& 
   d.job = i;
   JobState& st = d.state;
   st = base_state(snap, j);
-  auto enter = [&](Phase ph) {
-    if (st.phase != ph) st.since = snap.now;
-    st.phase = ph;
-  };
   if (j.running) {
-    if (st.phase == Phase::kCheckpointing) st.why = "cancel";
-    enter(Phase::kRunning);
-    st.alloc = to_alloc(j.current, snap.nodes);
+    if (st.phase == Phase::kCheckpointing) cancel_resize(st, to_alloc(j.current, snap.nodes), snap.now);
+    else run_at(st, to_alloc(j.current, snap.nodes), snap.now);
   } else {
-    st.why = cannot_start(j, snap.now);
-    enter(Phase::kHeld);
-    st.alloc = {};
-    d.hold_reason = hold_reason_for(st.why, j.no_size.empty() ? "refused" : j.no_size);
+    hold(st, cannot_start(j, snap.now), snap.now);
+    // Slurm's reason for "limits": its own, or the sizes it refused.
+    const std::string slurms = j.no_size.empty() ? Why(Why::kRefused).c_str() : j.no_size;
+    d.hold_reason = hold_reason_for(st.why, st.why == Why::kLimits ? slurms : "");
     if (!j.held_by_other && !(j.held_by_pollux && j.hold_text == d.hold_reason)) d.action = Action::kHold;
   }
   const Placement& shown = j.running ? j.current : Placement{};
@@ -252,18 +248,18 @@ bool requeued_by_others(const ElasticJobSnapshot& j) {
   return j.state->phase == Phase::kRunning || j.state->phase == Phase::kCheckpointing;
 }
 
-std::string cannot_start(const ElasticJobSnapshot& j, double now) {
+Why cannot_start(const ElasticJobSnapshot& j, double now) {
   if (j.running) return {};
-  if (j.held_by_other) return "held";
+  if (j.held_by_other) return Why::kHeld;
   if (!j.blocker.empty()) return j.blocker;
-  if (!allowed_range(j)) return "limits";
+  if (!allowed_range(j)) return Why::kLimits;
   if (j.begin_time > now) {
     // sched/pollux's own requeue, and Slurm's credential window after it,
     // set begin times that the enactment shortens (early_begin); so does
     // Slurm's requeue of a job that ran (its credential window).
     const bool by_requeue = j.restarts > 0 && j.state &&
                             (j.begin_time <= j.state->since + kRequeueWindow || requeued_by_others(j));
-    if (!by_requeue) return "begin";
+    if (!by_requeue) return Why::kBegin;
   }
   return {};
 }
@@ -275,18 +271,6 @@ double time_left(const ElasticJobSnapshot& j, const JobState& s, double now) {
 
 double expected_end(double now, const Params& params) {
   return now + params.interval + params.checkpoint_timeout + 60;
-}
-
-std::string hold_reason_for(const std::string& why, const std::string& detail) {
-  if (why == "limits") return "pollux: no size Slurm allows" + (detail.empty() ? "" : " (" + detail + ")");
-  if (why == "dependency") return "pollux: waiting for its dependency";
-  if (why == "dependency-never") return "pollux: dependency never satisfied";
-  if (why == "begin") return "pollux: waiting for its begin time";
-  if (why == "reservation") return "pollux: reservation not active";
-  if (why == "partition") return "pollux: partition down or inactive";
-  if (why == "refused") return "pollux: Slurm refused its size (BadConstraints)";
-  if (why == "node-failed") return "pollux: its last run's node stopped responding; waiting for Slurm to set it DOWN";
-  return "pollux: waiting for GPUs";
 }
 
 std::string node_list(const Placement& p, const std::vector<NodeSnapshot>& nodes) {
@@ -319,42 +303,75 @@ Placement to_placement(const Alloc& a, const std::vector<NodeSnapshot>& nodes) {
   return p;
 }
 
-RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
-                       Policy* policy, bool arrivals_only) {
-  RoundResult result;
-  const std::size_t node_count = snap.nodes.size();
 
-  // GPUs the elastic jobs may share: free of rigid jobs, minus what the
-  // rigid queue needs. On nodes that take no new work, running elastic
-  // jobs may stay where they are.
+namespace {
+
+// ---------------------------------------------------------------------------
+// The stages of plan_round, in its order.
+
+// Capacity: the GPUs on each node that the elastic jobs may share (free of
+// rigid jobs and of pinned elastic ones, less what the rigid queue needs;
+// on nodes that take no new work, only what running elastic jobs hold
+// there, so that they may stay), and the GPUs kept for the rigid queue.
+struct Capacity {
+  std::vector<int> gpus;
+  int reserved = 0;
+};
+
+Capacity capacity(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params) {
+  const std::size_t node_count = snap.nodes.size();
   std::vector<int> elastic_use(node_count, 0), pinned_use(node_count, 0);
   for (const ElasticJobSnapshot& j : snap.jobs) {
     if (j.running) add(elastic_use, j.current);
   }
   for (std::size_t i = 0; i < snap.jobs.size(); ++i)
     if (pinned(snap, snap.jobs[i], inputs[i], params)) add(pinned_use, snap.jobs[i].current);  // stays as it is
-  std::vector<int> cap(node_count, 0);
+  Capacity c;
+  c.gpus.assign(node_count, 0);
   for (std::size_t n = 0; n < node_count; ++n)
-    cap[n] = snap.nodes[n].usable
-                 ? std::max(0, snap.nodes[n].gpus - snap.nodes[n].rigid_gpus - pinned_use[n])
-                 : 0;
-  result.reserved_gpus = reserve_for_rigid(snap, elastic_use, cap);
+    c.gpus[n] = snap.nodes[n].usable
+                    ? std::max(0, snap.nodes[n].gpus - snap.nodes[n].rigid_gpus - pinned_use[n])
+                    : 0;
+  c.reserved = reserve_for_rigid(snap, elastic_use, c.gpus);
   for (std::size_t n = 0; n < node_count; ++n)
-    if (!snap.nodes[n].usable) cap[n] = std::max(0, elastic_use[n] - pinned_use[n]);
+    if (!snap.nodes[n].usable) c.gpus[n] = std::max(0, elastic_use[n] - pinned_use[n]);
+  return c;
+}
 
-  // The jobs the policy schedules, and what each holds or was promised.
-  std::vector<std::size_t> sched;  // indices into snap.jobs
-  std::vector<std::size_t> outside;  // held, blocked, or held while running
+// Which jobs the policy schedules (indices into snap.jobs) and which are
+// left out of the round: held by others, pinned, or unable to start.
+struct Selection {
+  std::vector<std::size_t> scheduled;
+  std::vector<std::size_t> outside;
+};
+
+Selection select_jobs(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params) {
+  Selection s;
   for (std::size_t i = 0; i < snap.jobs.size(); ++i) {
     if (!snap.jobs[i].held_by_other && !pinned(snap, snap.jobs[i], inputs[i], params) &&
         cannot_start(snap.jobs[i], snap.now).empty())
-      sched.push_back(i);
+      s.scheduled.push_back(i);
     else
-      outside.push_back(i);
+      s.outside.push_back(i);
   }
-  auto phase_of = [&](const ElasticJobSnapshot& j) { return j.state ? j.state->phase : Phase::kHeld; };
-  // Without a (usable) answer from the policy every job keeps what it has.
-  std::vector<Placement> keep(sched.size());
+  return s;
+}
+
+Phase phase_of(const ElasticJobSnapshot& j) { return j.state ? j.state->phase : Phase::kHeld; }
+
+// Promises, per scheduled job: what it keeps without a (usable) answer
+// from the policy (`keep`), and the policy's view of its present
+// (`current`): running allocations first, then promises (checkpointing,
+// starting), each only while it still fits in the capacity.
+struct Promises {
+  std::vector<Placement> keep;
+  std::vector<Placement> current;
+};
+
+Promises promises(const Snapshot& snap, const std::vector<std::size_t>& sched, const std::vector<int>& cap) {
+  Promises out;
+  out.keep.resize(sched.size());
+  std::vector<Placement>& keep = out.keep;
   for (std::size_t k = 0; k < sched.size(); ++k) {
     const ElasticJobSnapshot& j = snap.jobs[sched[k]];
     const Phase ph = phase_of(j);
@@ -369,183 +386,199 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
         (g <= 0 || !allowed_range(j)->allows(static_cast<int>(keep[k].size()), g)))
       keep[k] = j.running ? j.current : Placement{};
   }
-  // The policy's view of the present: running allocations first, then
-  // promises (checkpointing, starting), each only while it still fits.
-  std::vector<Placement> current(sched.size());
-  {
-    std::vector<int> use(node_count, 0);
-    for (int pass = 0; pass < 3; ++pass) {
-      for (std::size_t k = 0; k < sched.size(); ++k) {
-        const ElasticJobSnapshot& j = snap.jobs[sched[k]];
-        const Phase ph = phase_of(j);
-        const int job_pass = (j.running && ph != Phase::kCheckpointing) ? 0 : ph == Phase::kCheckpointing ? 1 : 2;
-        if (job_pass != pass || keep[k].empty() || !fits(use, cap, keep[k])) continue;
-        current[k] = keep[k];
-        add(use, current[k]);
-      }
+  out.current.resize(sched.size());
+  std::vector<int> use(cap.size(), 0);
+  for (int pass = 0; pass < 3; ++pass) {
+    for (std::size_t k = 0; k < sched.size(); ++k) {
+      const ElasticJobSnapshot& j = snap.jobs[sched[k]];
+      const Phase ph = phase_of(j);
+      const int job_pass = (j.running && ph != Phase::kCheckpointing) ? 0 : ph == Phase::kCheckpointing ? 1 : 2;
+      if (job_pass != pass || keep[k].empty() || !fits(use, cap, keep[k])) continue;
+      out.current[k] = keep[k];
+      add(use, out.current[k]);
     }
   }
+  return out;
+}
 
-  std::vector<Placement> chosen = keep;
-  // The jobs the policy sizes (positions in sched): every one, or in an
-  // arrivals round only those holding and promised nothing, in what the
-  // others leave.
-  std::vector<std::size_t> ask;
+// The policy's view of one job: libgoodput's describe_elastic_job, the
+// rule pollux-sim applies too.
+JobInfo policy_view(const Snapshot& snap, const ElasticJobSnapshot& j, const JobInput& in, const Placement& current,
+                    const Params& params, bool arrivals_only) {
+  const ElasticRange range = *allowed_range(j);  // jobs without one are outside
+  ElasticJobState es;
+  es.id = j.job_id;
+  es.submit_time = j.submit_time;
+  es.now = snap.now;
+  es.restarts = j.restarts;
+  if (j.running && j.restarts > 0) es.run_start = j.start_time;  // a restart's cost weighs on its run
+  if (j.running) es.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
+  es.speedup = range_speedup(in.model, range);
+  es.max_profiled_replicas = in.max_profiled_replicas;
+  es.held_gpus = placement_gpus(current);
+  es.max_gpus_by_batch = in.model ? in.model->max_gpus_by_batch() : 0;
+  es.min_gpus = range.min_gpus();
+  es.max_gpus = range.max_gpus();
+  es.max_gpus_limit = j.max_gpus_limit;
+  es.requested_gpus = j.range.max_gpus();
+  es.allowed_nodes = j.allowed;
+  if (range.max_nodes < j.range.max_nodes) es.max_nodes = range.max_nodes;
+  if (range.min_nodes > 1) es.min_nodes = range.min_nodes;
+  return describe_elastic_job(es, params.restart_penalty, arrivals_only);
+}
+
+// Validation: why the policy's placements for the jobs `asked` (indices
+// into snap.jobs) cannot be used, "" when they can: one per job, within
+// the nodes' GPUs (check_allocation), each uniform and in its job's allowed range.
+std::string validate(const Snapshot& snap, const std::vector<std::size_t>& asked, const std::vector<JobInfo>& jobs,
+                     const std::vector<NodeInfo>& nodes, const std::vector<Placement>& out, const Policy& policy) {
+  if (out.size() != asked.size())
+    return "the policy returned " + std::to_string(out.size()) + " placements for " + std::to_string(asked.size()) +
+           " jobs";
+  if (auto bad = check_allocation(jobs, nodes, out, policy.options())) return *bad;
+  for (std::size_t x = 0; x < asked.size(); ++x) {
+    const int g = uniform_share(out[x]);
+    const int n = static_cast<int>(out[x].size());
+    const ElasticJobSnapshot& j = snap.jobs[asked[x]];
+    const ElasticRange range = *allowed_range(j);
+    if (g < 0 || (g > 0 && !range.allows(n, g)))
+      return "the policy gave job " + std::to_string(j.job_id) + " a size outside its range " + format_range(range);
+  }
+  return {};
+}
+
+// The policy: sizes the scheduled jobs (every one, or in an arrivals round
+// only those holding and promised nothing, in the GPUs the others leave)
+// and returns each scheduled job's placement: the policy's where its
+// answer passed validation, else what it keeps. Records the run (and why
+// its answer was not used) in `result`.
+std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
+                                  Policy* policy, bool arrivals_only, const std::vector<std::size_t>& sched,
+                                  const std::vector<int>& cap, const Promises& promised, RoundResult& result) {
+  std::vector<Placement> chosen = promised.keep;
+  std::vector<std::size_t> ask;  // positions in sched
   std::vector<int> ask_cap = cap;
   for (std::size_t k = 0; k < sched.size(); ++k) {
-    if (!arrivals_only || keep[k].empty()) ask.push_back(k);
-    else add(ask_cap, current[k], -1);
+    if (!arrivals_only || promised.keep[k].empty()) ask.push_back(k);
+    else add(ask_cap, promised.current[k], -1);
   }
+  if (policy == nullptr || ask.empty() ||
+      (arrivals_only && std::none_of(ask_cap.begin(), ask_cap.end(), [](int g) { return g > 0; })))
+    return chosen;
+  std::vector<JobInfo> jobs;
   std::vector<Placement> ask_current;
-  for (std::size_t k : ask) ask_current.push_back(current[k]);
-  if (policy != nullptr && !ask.empty() && (!arrivals_only || std::any_of(ask_cap.begin(), ask_cap.end(), [](int g) { return g > 0; }))) {
-    std::vector<JobInfo> jobs;
-    jobs.reserve(ask.size());
-    for (std::size_t x = 0; x < ask.size(); ++x) {
-      const std::size_t k = ask[x];
-      const ElasticJobSnapshot& j = snap.jobs[sched[k]];
-      const JobInput& in = inputs[sched[k]];
-      const ElasticRange range = *allowed_range(j);  // jobs without one are outside
-      // The policy's view of the job: libgoodput's describe_elastic_job, the
-      // rule pollux-sim applies too.
-      ElasticJobState es;
-      es.id = j.job_id;
-      es.submit_time = j.submit_time;
-      es.now = snap.now;
-      es.restarts = j.restarts;
-      if (j.running && j.restarts > 0) es.run_start = j.start_time;  // a restart's cost weighs on its run
-      if (j.running) es.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
-      es.speedup = range_speedup(in.model, range);
-      es.max_profiled_replicas = in.max_profiled_replicas;
-      es.held_gpus = placement_gpus(current[k]);
-      es.max_gpus_by_batch = in.model ? in.model->max_gpus_by_batch() : 0;
-      es.min_gpus = range.min_gpus();
-      es.max_gpus = range.max_gpus();
-      es.max_gpus_limit = j.max_gpus_limit;
-      es.requested_gpus = j.range.max_gpus();
-      es.allowed_nodes = j.allowed;
-      if (range.max_nodes < j.range.max_nodes) es.max_nodes = range.max_nodes;
-      if (range.min_nodes > 1) es.min_nodes = range.min_nodes;
-      jobs.push_back(describe_elastic_job(es, params.restart_penalty, arrivals_only));
-    }
-    std::vector<NodeInfo> nodes(node_count);
-    for (std::size_t n = 0; n < node_count; ++n) nodes[n].gpus = std::max(0, ask_cap[n]);
-    try {
-      std::vector<Placement> out = policy->optimize(jobs, nodes, ask_current, snap.now);
-      result.report = policy->last_report();
-      result.policy_ran = true;
-      if (out.size() != ask.size()) {
-        result.error = "the policy returned " + std::to_string(out.size()) + " placements for " +
-                       std::to_string(ask.size()) + " jobs";
-      } else {
-        for (Placement& p : out) p = normalize_placement(std::move(p));
-        if (auto bad = check_allocation(jobs, nodes, out, policy->options())) result.error = *bad;
-        for (std::size_t x = 0; x < ask.size() && result.error.empty(); ++x) {
-          const std::size_t k = ask[x];
-          const int g = uniform_share(out[x]);
-          const int n = static_cast<int>(out[x].size());
-          const ElasticRange range = *allowed_range(snap.jobs[sched[k]]);
-          if (g < 0 || (g > 0 && !range.allows(n, g)))
-            result.error = "the policy gave job " + std::to_string(snap.jobs[sched[k]].job_id) +
-                           " a size outside its range " + format_range(range);
-        }
-        if (result.error.empty())
-          for (std::size_t x = 0; x < ask.size(); ++x) chosen[ask[x]] = std::move(out[x]);
-      }
-    } catch (const std::exception& e) {
-      result.error = std::string("the policy failed: ") + e.what();
-    }
+  std::vector<std::size_t> asked;  // indices into snap.jobs
+  jobs.reserve(ask.size());
+  for (std::size_t k : ask) {
+    jobs.push_back(policy_view(snap, snap.jobs[sched[k]], inputs[sched[k]], promised.current[k], params,
+                               arrivals_only));
+    ask_current.push_back(promised.current[k]);
+    asked.push_back(sched[k]);
   }
+  std::vector<NodeInfo> nodes(cap.size());
+  for (std::size_t n = 0; n < cap.size(); ++n) nodes[n].gpus = std::max(0, ask_cap[n]);
+  try {
+    std::vector<Placement> out = policy->optimize(jobs, nodes, ask_current, snap.now);
+    result.report = policy->last_report();
+    result.policy_ran = true;
+    for (Placement& p : out) p = normalize_placement(std::move(p));
+    result.error = validate(snap, asked, jobs, nodes, out, *policy);
+    if (result.error.empty())
+      for (std::size_t x = 0; x < ask.size(); ++x) chosen[ask[x]] = std::move(out[x]);
+  } catch (const std::exception& e) {
+    result.error = std::string("the policy failed: ") + e.what();
+  }
+  return chosen;
+}
 
-  for (std::size_t k = 0; k < sched.size(); ++k) {
-    const std::size_t i = sched[k];
-    const ElasticJobSnapshot& j = snap.jobs[i];
-    const JobInput& in = inputs[i];
-    const Placement& p = chosen[k];
-    JobDecision d;
-    d.job = i;
-    JobState prev = base_state(snap, j);
-    JobState& st = d.state;
-    st = prev;
-    const Alloc alloc = to_alloc(p, snap.nodes);
-    auto enter = [&](Phase ph) {
-      if (st.phase != ph) st.since = snap.now;
-      st.phase = ph;
-    };
+// State transitions of a scheduled job given placement `p`: what changes
+// in Slurm (hold, release, signal, requeue) and its new state.
+JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, const Placement& p,
+                   const Params& params) {
+  const ElasticJobSnapshot& j = snap.jobs[i];
+  JobDecision d;
+  d.job = i;
+  const JobState prev = base_state(snap, j);
+  JobState& st = d.state;
+  st = prev;
+  const Alloc alloc = to_alloc(p, snap.nodes);
 
-    if (!j.running) {
-      if (p.empty()) {
-        // A job held at submission gets sched/pollux's own hold (and reason).
-        d.hold_reason = hold_reason_for("wait");
-        const bool held_for_gpus = j.hold_text.empty() || j.hold_text == d.hold_reason;
-        d.action = j.held_by_pollux && j.state && held_for_gpus ? Action::kNone : Action::kHold;
-        enter(Phase::kHeld);
-        st.alloc = {};
-        st.why = requeued_by_others(j) ? "requeued" : "wait";
-      } else {
-        const bool unchanged = !j.held_by_pollux && prev.phase == Phase::kStarting && p == j.decided;
-        d.action = unchanged ? Action::kNone : Action::kRelease;
-        if (!unchanged) {
-          if (prev.phase == Phase::kHeld || !j.state) st.why = "start";
-          st.since = snap.now;
-        }
-        if (requeued_by_others(j)) st.why = "requeued";
-        st.phase = Phase::kStarting;
-        st.alloc = alloc;
-      }
-    } else if (prev.phase != Phase::kCheckpointing) {
-      if (p == j.current) {
-        enter(Phase::kRunning);
-        st.alloc = to_alloc(j.current, snap.nodes);
-      } else {
-        d.action = Action::kSignal;
-        d.signal = in.resize_signal;
-        st.phase = Phase::kCheckpointing;
-        st.since = snap.now;
-        st.alloc = alloc;
-        st.why = resize_reason(j.current, p);
-      }
-    } else if (p == j.current) {  // checkpointing, and the move is no longer wanted
-      enter(Phase::kRunning);
-      st.alloc = to_alloc(j.current, snap.nodes);
-      st.why = "cancel";
+  if (!j.running) {
+    if (p.empty()) {
+      // A job held at submission gets sched/pollux's own hold (and reason).
+      d.hold_reason = hold_reason_for(Why::kWait);
+      const bool held_for_gpus = j.hold_text.empty() || j.hold_text == d.hold_reason;
+      d.action = j.held_by_pollux && j.state && held_for_gpus ? Action::kNone : Action::kHold;
+      hold(st, requeued_by_others(j) ? Why::kRequeued : Why::kWait, snap.now);
     } else {
-      st.alloc = alloc;
-      st.why = resize_reason(j.current, p);
-      const bool acked = in.checkpoint_ack && *in.checkpoint_ack >= prev.since;
-      if (acked || snap.now >= prev.since + params.checkpoint_timeout) {
-        d.action = Action::kRequeue;
-        if (st.limit > 0) st.used += static_cast<long long>(std::max(0.0, snap.now - j.start_time));
-        st.run = 0;
-        enter(p.empty() ? Phase::kHeld : Phase::kStarting);
-        st.since = snap.now;
-      }
+      const bool unchanged = !j.held_by_pollux && prev.phase == Phase::kStarting && p == j.decided;
+      d.action = unchanged ? Action::kNone : Action::kRelease;
+      if (unchanged) st.alloc = alloc;  // the promise stands
+      else release(st, alloc, snap.now);
+      if (requeued_by_others(j)) st.why = Why::kRequeued;
     }
-
-    if (requeued_by_others(j)) d.note = requeue_note(snap, j, st);
-    const Placement& shown = st.phase == Phase::kRunning ? j.current : p;
-    const int g = uniform_share(shown);
-    d.view = view_at(in.model, static_cast<int>(shown.size()), g > 0 ? g : 0);
-    d.comment = format_comment(d.view, st);
-    result.decisions.push_back(std::move(d));
+  } else if (prev.phase != Phase::kCheckpointing) {
+    if (p == j.current) {
+      run_at(st, to_alloc(j.current, snap.nodes), snap.now);
+    } else {
+      d.action = Action::kSignal;
+      d.signal = in.resize_signal;
+      signal_resize(st, alloc, resize_reason(j.current, p), snap.now);
+    }
+  } else if (p == j.current) {  // checkpointing, and the move is no longer wanted
+    cancel_resize(st, to_alloc(j.current, snap.nodes), snap.now);
+  } else {
+    retarget_resize(st, alloc, resize_reason(j.current, p));
+    const bool acked = in.checkpoint_ack && *in.checkpoint_ack >= prev.since;
+    if (acked || snap.now >= prev.since + params.checkpoint_timeout) {
+      d.action = Action::kRequeue;
+      requeue(st, j.start_time, snap.now);
+    }
   }
-  for (std::size_t i : outside) result.decisions.push_back(decide_outside(snap, i, inputs[i]));
-  // What kind each job is, for people (the comment's kind=), and when a
-  // requeued job starts again.
+
+  if (requeued_by_others(j)) d.note = requeue_note(snap, j, st);
+  const Placement& shown = st.phase == Phase::kRunning ? j.current : p;
+  const int g = uniform_share(shown);
+  d.view = view_at(in.model, static_cast<int>(shown.size()), g > 0 ? g : 0);
+  d.comment = format_comment(d.view, st);
+  return d;
+}
+
+// What every decision says for people and for Slurm's backfill: the job's
+// kind (the comment's kind=), when a requeued job starts again (start=),
+// and for running jobs without a time limit the EndTime backfill plans
+// with, refreshed once it is a round old (it never comes within a minute
+// of now).
+void finish(RoundResult& result, const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params) {
+  const double end = expected_end(snap.now, params);
   for (JobDecision& d : result.decisions) {
     d.view.kind = elastic_kind(inputs[d.job], params) ? "elastic" : "moldable";
     d.view.start = requeue_start(snap.jobs[d.job], d.state, d.action, snap.now).value_or(0);
     d.comment = format_comment(d.view, d.state);
-  }
-  // Backfill's view of running jobs without a time limit, refreshed once
-  // it is a round old (it never comes within a minute of now).
-  const double end = expected_end(snap.now, params);
-  for (JobDecision& d : result.decisions) {
     const ElasticJobSnapshot& j = snap.jobs[d.job];
     if (j.running && j.time_limit == 0 && d.state.limit == 0 &&
         (j.end_time > end + 1 || j.end_time < end - params.interval - 1))
       d.expected_end = end;
   }
+}
+
+}  // namespace
+
+RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
+                       Policy* policy, bool arrivals_only) {
+  RoundResult result;
+  const Capacity cap = capacity(snap, inputs, params);
+  result.reserved_gpus = cap.reserved;
+  const Selection jobs = select_jobs(snap, inputs, params);
+  const Promises promised = promises(snap, jobs.scheduled, cap.gpus);
+  const std::vector<Placement> chosen =
+      ask_policy(snap, inputs, params, policy, arrivals_only, jobs.scheduled, cap.gpus, promised, result);
+  for (std::size_t k = 0; k < jobs.scheduled.size(); ++k) {
+    const std::size_t i = jobs.scheduled[k];
+    result.decisions.push_back(decide(snap, i, inputs[i], chosen[k], params));
+  }
+  for (std::size_t i : jobs.outside) result.decisions.push_back(decide_outside(snap, i, inputs[i]));
+  finish(result, snap, inputs, params);
   return result;
 }
 

@@ -65,7 +65,7 @@ struct ElasticJobSnapshot {
   /// Slurm's own tests (blocker_*: dependency, reservation, partition), or
   /// "node-failed" (requeued, still completing on a node not responding);
   /// empty when nothing but its size stops it.
-  std::string blocker;
+  Why blocker;
   std::string hold_text;          ///< pending and held: the reason text squeue shows
   /// Where and how large Slurm lets the job run, from Slurm's own tests
   /// before the policy chooses (job_runnable.h: job_bounds): allowed[n] for
@@ -120,6 +120,9 @@ struct Snapshot {
   std::vector<NodeSnapshot> nodes;
   std::vector<ElasticJobSnapshot> jobs;
   std::vector<RigidRequest> rigid_queue;
+  /// Elastic jobs' SystemComments read with a word this version does not
+  /// know ("JobId=N: ..."), for the log.
+  std::vector<std::string> comment_problems;
 };
 
 /// What the round learnt about a job outside the locks.
@@ -191,7 +194,7 @@ inline constexpr double kRequeueWindow = kRequeueParking + 60.0;
 /// "limits" (Slurm allows it no size: allowed_range()), or "begin" (a
 /// begin time in the future that no requeue set). Empty when it can start. Such a job is left out of the round: it
 /// gets no GPUs, and those it was promised are free again.
-std::string cannot_start(const ElasticJobSnapshot& job, double now);
+Why cannot_start(const ElasticJobSnapshot& job, double now);
 
 /// The sizes the policy may give the job: its range within Slurm's bounds
 /// (min/max nodes, max GPUs per node), less every size at least as large
@@ -220,17 +223,13 @@ double time_left(const ElasticJobSnapshot& job, const JobState& state, double no
 /// without a time limit; the plugin moves it on each round.
 double expected_end(double now, const Params& params);
 
-/// The hold reason squeue shows for a job sched/pollux holds because of
-/// `why` (and, for "limits", Slurm's reason `detail`).
-std::string hold_reason_for(const std::string& why, const std::string& detail = "");
-
 struct JobDecision {
   std::size_t job = 0;  ///< index in Snapshot::jobs
   Action action = Action::kNone;
   JobState state;       ///< the new state (written to the SystemComment)
   JobView view;
   std::string comment;  ///< format_comment(view, state)
-  std::string hold_reason;  ///< kHold: the reason text (hold_reason_for(state.why))
+  std::string hold_reason;  ///< kHold: the reason text (job_state.h: hold_reason_for(state.why))
   /// Running without a time limit: the EndTime to give the job (0: leave
   /// it), see expected_end().
   double expected_end = 0;
@@ -253,6 +252,11 @@ struct RoundResult {
 /// job's end): the policy sizes only the jobs that hold and were promised
 /// no GPUs, in the GPUs the others leave; no running job is resized, so a
 /// round between the periodic ones never makes a job restart.
+/// A pipeline of named stages (round.cc): capacity (the GPUs elastic jobs
+/// may share), select_jobs (who the policy schedules), promises (what each
+/// keeps without the policy), ask_policy (the policy, and validation of its
+/// answer), decide / decide_outside (the state transitions, job_transitions.h)
+/// and finish (the kind and EndTime every decision carries).
 RoundResult plan_round(const Snapshot& snapshot, const std::vector<JobInput>& inputs, const Params& params,
                        Policy* policy, bool arrivals_only = false);
 

@@ -16,7 +16,7 @@ std::string decision_kind(const JobDecision& d) {
     case Action::kNone: return {};
     case Action::kHold: return "hold";
     case Action::kRelease: return "start";
-    case Action::kSignal: return d.state.why;  // resize_reason(): grow, shrink, move, preempt
+    case Action::kSignal: return d.state.why.c_str();  // resize_reason(): grow, shrink, move, preempt
     case Action::kRequeue: return "requeue";
   }
   return {};
@@ -34,7 +34,7 @@ void add_to(RoundTotals& t, const Snapshot& snap, const std::vector<JobInput>& i
     const std::string kind = decision_kind(d);
     if (kind.empty()) continue;
     ++t.decisions[kind];
-    ++t.reasons[d.state.why.empty() ? "none" : d.state.why];
+    ++t.reasons[d.state.why.empty() ? "none" : d.state.why.c_str()];
     if (d.action != Action::kRequeue || d.job >= snap.jobs.size()) continue;
     // The requeue of a resize: on the agent's acknowledgement of the
     // checkpoint signal (as plan_round judges it), else at the time-out.
@@ -96,7 +96,7 @@ void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, 
     row.user = user->second;
     row.partition = j.partition;
     row.phase = phase_name(d.state.phase);
-    row.why = d.state.why;
+    row.why = d.state.why.c_str();
     row.action = action_name(d.action);
     row.gpus = d.view.gpus;
     row.nodes = d.view.nodes;

@@ -20,12 +20,22 @@
 #include "common/job_record.h"
 #include "common/slurm_api.h"
 #include "common/submit_fit.h"
+#include "core/job_transitions.h"
 
 #define POLLUX_EXPORT __attribute__((visibility("default")))
 
 namespace {
 
 bool pollux_scheduler() { return xstrcmp(slurm_conf.schedtype, "sched/pollux") == 0; }
+
+// The state of an elastic job adopted before sched/pollux's first round
+// saw it: held, waiting for GPUs, since now.
+pollux::sched::JobState adopted(const job_record_t* job) {
+  using namespace pollux::sched;
+  const auto now = static_cast<double>(time(nullptr));
+  return adopted_state(*classify(shape_of(job)), now,
+                       job->details != nullptr ? static_cast<double>(job->details->submit_time) : now, Why::kWait);
+}
 
 bool changes_size(const job_desc_msg_t* d) {
   return d->min_nodes != NO_VAL || d->max_nodes != NO_VAL || d->num_tasks != NO_VAL ||
@@ -123,13 +133,7 @@ int refuse(char** err_msg, const std::string& why, int rc = ESLURM_ACCESS_DENIED
 int adopt_range_update(job_desc_msg_t* desc, job_record_t* job, uint32_t uid, char** err_msg) {
   using namespace pollux::sched;
   std::optional<JobState> state = pollux_state(job);
-  if (!state) {  // not adopted yet
-    state = JobState{};
-    state->range = *classify(shape_of(job));
-    state->since = static_cast<double>(time(nullptr));
-    state->submit = job->details != nullptr ? static_cast<double>(job->details->submit_time) : state->since;
-    state->why = "wait";
-  }
+  if (!state) state = adopted(job);  // not adopted yet
   std::string why;
   const auto range = updated_range(state->range, desc->min_nodes, desc->max_nodes,
                                    desc->tres_per_node != nullptr ? desc->tres_per_node : "", &why);
@@ -193,12 +197,7 @@ int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid, char** err_msg
     }
     if (desc->priority == 0 && validate_operator(uid)) {  // an administrator's hold: theirs from now on
       if (!pollux_state(job)) {  // not adopted yet: adopt it now, or the first round would take the hold over
-        JobState state;
-        state.range = *classify(shape_of(job));
-        state.since = static_cast<double>(time(nullptr));
-        state.submit = job->details != nullptr ? static_cast<double>(job->details->submit_time) : state.since;
-        state.why = "wait";
-        set_string(&job->system_comment, format_comment(JobView{}, state));
+        set_string(&job->system_comment, format_comment(JobView{}, adopted(job)));
       }
       xfree(job->state_desc);
       job->state_reason = WAIT_HELD;
@@ -209,7 +208,7 @@ int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid, char** err_msg
     // release would let its main loop start the job at a size of its own.
     const bool may = validate_operator(uid) || (job->state_reason == WAIT_HELD_USER && uid == job->user_id);
     if (may) {
-      set_pollux_hold(job, kHoldReason);
+      set_pollux_hold(job, hold_reason_for(Why::kWait).c_str());
       desc->priority = NO_VAL;
       last_job_update = time(nullptr);
       info("job_submit/pollux: JobId=%u: hold released by uid %u: sched/pollux starts it at its size", job->job_id,

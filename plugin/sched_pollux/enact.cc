@@ -12,6 +12,7 @@
 #include "common/job_runnable.h"
 #include "common/job_size_fields.h"
 #include "core/elastic.h"
+#include "core/job_transitions.h"
 
 namespace pollux::sched {
 namespace {
@@ -79,11 +80,9 @@ bool refused(job_record_t* job, const JobDecision& d, EnactReport& r, std::strin
   // Against each partition the job names: Slurm starts it in any one that passes it.
   const std::string reason = limits_refusal_at(job, d.state.alloc.size());
   if (reason.empty()) return false;
-  set_pollux_hold(job, ("pollux: Slurm refused its size (" + reason + ")").c_str());
+  set_pollux_hold(job, hold_reason_for(Why::kRefused, reason).c_str());
   JobState st = d.state;
-  st.phase = Phase::kHeld;
-  st.alloc = {};
-  st.why = "refused";
+  hold(st, Why::kRefused, d.state.since);  // its `since` stays: the release set it this round
   comment = format_comment(JobView{}, st);
   r.refusals.push_back({job->job_id, reason, "JobId=" + std::to_string(job->job_id) + ": Slurm refuses " +
                                            std::to_string(d.state.alloc.nodes) + "x" +
@@ -143,7 +142,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
       case Action::kNone:
         break;
       case Action::kHold:
-        set_pollux_hold(job, d.hold_reason.empty() ? kHoldReason : d.hold_reason.c_str());
+        set_pollux_hold(job, d.hold_reason.empty() ? hold_reason_for(Why::kWait).c_str() : d.hold_reason.c_str());
         ++r.held;
         break;
       case Action::kRelease:
@@ -165,10 +164,10 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
         }
         ++r.requeued;
         if (d.state.alloc.empty()) {
-          set_pollux_hold(job, kHoldReason);
+          set_pollux_hold(job, hold_reason_for(Why::kWait).c_str());
         } else if ((rc = set_size(job, d.state.alloc, false, next_run_limit(d.state))) != SLURM_SUCCESS) {
           r.errors.push_back(describe(job, "setting its size after the requeue", rc));
-          set_pollux_hold(job, kHoldReason);  // never restart at the old size
+          set_pollux_hold(job, hold_reason_for(Why::kWait).c_str());  // never restart at the old size
         } else {
           refused(job, d, r, comment);
         }

@@ -2,11 +2,8 @@
 // The scheduling thread (see round_thread.h).
 #include "round_thread.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <condition_variable>
 #include <csignal>
 #include <ctime>
@@ -22,10 +19,12 @@
 #include "common/slurm_raii.h"
 #include "core/hints.h"
 #include "core/params.h"
+#include "core/refused_sizes.h"
 #include "core/resize_request.h"
 #include "core/round.h"
 #include "core/round_memory.h"
 #include "core/round_stats.h"
+#include "core/spool_setup.h"
 #include "enact.h"
 #include "publish_stats.h"
 #include "snapshot.h"
@@ -152,7 +151,7 @@ class RoundThread {
     ParamsResult parsed = parse_params(sched_params);
     for (const std::string& e : parsed.errors) error("sched/pollux: SchedulerParameters: %s", e.c_str());
     for (const std::string& n : parsed.notes) info("sched/pollux: SchedulerParameters: %s", n.c_str());
-    const bool options_changed = !loaded_ || policy_options_differ(parsed.params);
+    const bool options_changed = !loaded_ || policy_changed(parsed.params, params_);
     if (!loaded_ || parsed.params != params_)
       info("sched/pollux: parameters: %s", describe(parsed.params).c_str());
     if (parsed.params.backfill != params_.backfill)  // the backfill thread started with init()
@@ -231,36 +230,10 @@ class RoundThread {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   }
 
-  bool policy_options_differ(const Params& p) const {
-    const PolicyOptions a = policy_options(p), b = policy_options(params_);
-    return a.fairness_p != b.fairness_p || a.restart_delay != b.restart_delay || a.interval != b.interval ||
-           a.interference_avoidance != b.interference_avoidance || a.max_nodes_per_job != b.max_nodes_per_job ||
-           a.search_budget != b.search_budget;
-  }
-
-  // The spool is world-writable and sticky, like /tmp (doc/hint-format.md).
   void ensure_spool() {
-    struct stat st {};
-    if (::stat(params_.spool_dir.c_str(), &st) == 0) {
-      if (!S_ISDIR(st.st_mode))
-        error("sched/pollux: pollux_spool_dir=%s is not a directory: no job's hint can be read",
-              params_.spool_dir.c_str());
-      else if ((st.st_mode & 01777) != 01777)
-        info("sched/pollux: %s is mode %o, not 1777 (world-writable, sticky): jobs may be unable to write "
-             "their hints, or able to remove each other's",
-             params_.spool_dir.c_str(), st.st_mode & 07777);
-      return;
-    }
-    std::string path;
-    for (std::size_t pos = 1; pos != std::string::npos;) {
-      pos = params_.spool_dir.find('/', pos + 1);
-      path = params_.spool_dir.substr(0, pos);
-      if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) break;
-    }
-    if (::chmod(params_.spool_dir.c_str(), 01777) != 0)
-      error("sched/pollux: cannot create the spool %s: %m", params_.spool_dir.c_str());
-    else
-      info("sched/pollux: created the spool %s (mode 1777)", params_.spool_dir.c_str());
+    const SpoolSetup spool = prepare_spool(params_.spool_dir);
+    if (spool.error) error("sched/pollux: %s", spool.message.c_str());
+    else if (!spool.message.empty()) info("sched/pollux: %s", spool.message.c_str());
   }
 
   // Slurm's jobs changed since the last round looked (last_job_update,
@@ -292,7 +265,8 @@ class RoundThread {
       seen_at_ = static_cast<time_t>(snap.now);
     }
     const double read_ms = ms_since(t0);
-    apply_refused(snap);
+    for (const std::string& p : snap.comment_problems) error("sched/pollux: %s", p.c_str());
+    for (const std::string& line : refused_.apply(snap)) error("sched/pollux: %s", line.c_str());
     const std::vector<JobInput> inputs = hints_.read(snap, params_.spool_dir);
     if (full && snap.now >= next_sweep_) {
       next_sweep_ = snap.now + kSweepEvery;
@@ -328,7 +302,7 @@ class RoundThread {
       if (d.action == Action::kNone) continue;
       const ElasticJobSnapshot& j = snap.jobs[d.job];
       // A job its QOS or association limits stop: which limit, as Slurm names it.
-      const std::string limit = d.state.why == "limits" && !j.no_size.empty() ? " limit=" + j.no_size : "";
+      const std::string limit = d.state.why == Why::kLimits && !j.no_size.empty() ? " limit=" + j.no_size : "";
       info("sched/pollux: JobId=%u: %s %s why=%s%s (%s)", j.job_id, action_name(d.action),
            d.state.alloc.empty() ? "0 GPUs" : (std::to_string(d.state.alloc.nodes) + "x" +
                                                std::to_string(d.state.alloc.gpus_per_node) + " GPUs on " +
@@ -366,71 +340,20 @@ class RoundThread {
     publisher_.publish(stats_, params_);
   }
 
-  // Sizes Slurm refused stay refused for the job (never proposed again)
-  // until its partitions, limits or range change; a job that Slurm allows
-  // no size is logged once per reason.
-  void apply_refused(Snapshot& snap) {
-    for (ElasticJobSnapshot& j : snap.jobs) {
-      auto it = refused_.find(j.job_id);
-      if (it != refused_.end() && it->second.key != refusal_key(j)) refused_.erase(it);
-      if (j.refused_now && remember_refused(j, *j.refused_now))
-        error("sched/pollux: JobId=%u: Slurm found %dx%d GPUs impossible (BadConstraints); never given this size "
-              "again until its partition, limits or range change",
-              j.job_id, j.refused_now->nodes, j.refused_now->gpus_per_node);
-      it = refused_.find(j.job_id);
-      if (it != refused_.end()) j.refused = it->second.sizes;
-      std::string& logged = no_size_logged_[j.job_id];
-      if (!j.no_size.empty() && logged != j.no_size)
-        error("sched/pollux: JobId=%u: Slurm allows it no size of its range %s (%s): no GPUs until its partition, "
-              "limits or range change", j.job_id, format_range(j.range).c_str(), j.no_size.c_str());
-      logged = j.no_size;
-    }
-    forget_ended(snap, refused_);
-    forget_ended(snap, no_size_logged_);
-  }
-
   // Each job's refusal by Slurm is logged once per reason, and its size is
-  // never proposed again (apply_refused).
+  // never proposed again (refused_sizes.h).
   void log_refusals(const Snapshot& snap, const EnactReport& report) {
     for (const EnactReport::Refusal& f : report.refusals) {
       const ElasticJobSnapshot* j = nullptr;
       for (const ElasticJobSnapshot& x : snap.jobs)
         if (x.job_id == f.job) j = &x;
       if (j == nullptr) continue;
-      remember_refused(*j, f.size);
-      std::string& logged = refused_.at(f.job).logged;
-      if (logged != f.reason) error("sched/pollux: %s", f.message.c_str());
-      logged = f.reason;
+      const std::string line = refused_.refused(*j, f.size, f.reason, f.message);
+      if (!line.empty()) error("sched/pollux: %s", line.c_str());
     }
   }
 
-  // What a job's refused sizes hold for: its limits_key and range.
-  static std::string refusal_key(const ElasticJobSnapshot& j) { return j.limits_key + "|" + format_range(j.range); }
-
-  // Adds `size` to the job's refused sizes; false when it was there.
-  bool remember_refused(const ElasticJobSnapshot& j, const Size& size) {
-    Refused& r = refused_.try_emplace(j.job_id, Refused{refusal_key(j), {}, {}}).first->second;
-    if (std::find(r.sizes.begin(), r.sizes.end(), size) != r.sizes.end()) return false;
-    r.sizes.push_back(size);
-    return true;
-  }
-
-  template <typename Map>
-  static void forget_ended(const Snapshot& snap, Map& map) {
-    for (auto it = map.begin(); it != map.end();) {
-      const bool known = std::any_of(snap.jobs.begin(), snap.jobs.end(),
-                                     [&](const ElasticJobSnapshot& j) { return j.job_id == it->first; });
-      it = known ? std::next(it) : map.erase(it);
-    }
-  }
-
-  struct Refused {
-    std::string key;          // the job's limits_key and range when refused
-    std::vector<Size> sizes;  // never proposed again while the key holds
-    std::string logged;       // the reason last logged
-  };
-  std::map<std::uint32_t, Refused> refused_;
-  std::map<std::uint32_t, std::string> no_size_logged_;  // job -> the no-size reason last logged
+  RefusedSizes refused_;
   static constexpr Clock::duration kTick = std::chrono::seconds(1);
   // Hints of ended jobs are removed once they are this old, checked as often.
   static constexpr double kSweepEvery = 3600;

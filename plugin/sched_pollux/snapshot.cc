@@ -6,6 +6,7 @@
 
 #include "common/job_record.h"
 #include "common/job_runnable.h"
+#include "core/job_transitions.h"
 
 namespace pollux::sched {
 namespace {
@@ -59,28 +60,21 @@ std::optional<RigidRequest> rigid_request(const job_record_t* job, double now) {
 }
 
 // How the job ended, for its SystemComment's why=.
-const char* end_reason(const job_record_t* job) {
+Why end_reason(const job_record_t* job) {
   switch (job->job_state & JOB_STATE_BASE) {
-    case JOB_COMPLETE: return "completed";
-    case JOB_CANCELLED: return "cancelled";
-    case JOB_TIMEOUT: return "timeout";
-    case JOB_NODE_FAIL: return "node-fail";
-    case JOB_PREEMPTED: return "preempted";
-    case JOB_DEADLINE: return "deadline";
-    case JOB_OOM: return "out-of-memory";
-    default: return "failed";
+    case JOB_COMPLETE: return Why::kCompleted;
+    case JOB_CANCELLED: return Why::kCancelled;
+    case JOB_TIMEOUT: return Why::kTimeout;
+    case JOB_NODE_FAIL: return Why::kNodeFail;
+    case JOB_PREEMPTED: return Why::kPreempted;
+    case JOB_DEADLINE: return Why::kDeadline;
+    case JOB_OOM: return Why::kOutOfMemory;
+    default: return Why::kFailed;
   }
 }
 
 std::string ended_comment(const job_record_t* job, JobState state) {
-  state.phase = Phase::kEnded;
-  state.alloc = {};
-  state.why = end_reason(job);
-  if (job->end_time > 0) state.since = static_cast<double>(job->end_time);
-  // The last run counts in the time used (job_comment.h: run=).
-  if (state.limit > 0 && state.run > 0 && static_cast<double>(job->end_time) > state.run)
-    state.used += static_cast<long long>(static_cast<double>(job->end_time) - state.run);
-  state.run = 0;
+  end(state, end_reason(job), static_cast<double>(job->end_time));
   return format_comment(JobView{}, state);
 }
 
@@ -111,11 +105,13 @@ Snapshot take_snapshot(double now) {
   ListIteratorGuard it(job_list);
   while (auto* job = it.next<job_record_t>()) {
     const bool pending = IS_JOB_PENDING(job), running = IS_JOB_RUNNING(job);
-    std::optional<JobState> state = pollux_state(job);
+    std::string problem;  // a word in its SystemComment this version does not know
+    std::optional<JobState> state = pollux_state(job, &problem);
     const bool fresh = !state && new_elastic_job(job);
     if ((state || fresh) && (pending || running)) {
       ElasticJobSnapshot e;
       e.job_id = job->job_id;
+      if (!problem.empty()) snap.comment_problems.push_back("JobId=" + std::to_string(job->job_id) + ": " + problem);
       e.uid = job->user_id;
       e.partition = job->partition != nullptr ? job->partition : "";
       e.submit_time = state && state->submit > 0 ? state->submit
@@ -137,13 +133,13 @@ Snapshot take_snapshot(double now) {
       // Requeued, and still completing on a node that stopped answering:
       // Slurm starts it only once that node is DOWN (SlurmdTimeout), so
       // GPUs promised to it meanwhile would only sit idle.
-      if (pending && e.completing && e.blocker.empty() && completing_on_failed_node(job)) e.blocker = "node-failed";
+      if (pending && e.completing && e.blocker.empty() && completing_on_failed_node(job)) e.blocker = Why::kNodeFailed;
       // Slurm's main loop found the size sched/pollux set impossible
       // (Reason=BadConstraints): no GPUs until the next periodic round
       // decides again, rather than a release every second, and that size
       // is not proposed again (refused_now).
       if (pending && state && job->state_reason == FAIL_BAD_CONSTRAINTS) {
-        if (e.blocker.empty()) e.blocker = "refused";
+        if (e.blocker.empty()) e.blocker = Why::kRefused;
         if (!state->alloc.empty()) e.refused_now = Size{state->alloc.nodes, state->alloc.gpus_per_node};
       }
       e.limits_key = limits_key(job);

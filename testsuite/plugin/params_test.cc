@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <iterator>
+#include <utility>
 
 #include "core/params.h"
 
@@ -195,5 +197,95 @@ TEST(Params, PolicyOptionsFollowTheParametersWithUniformGpusPerNode) {
   EXPECT_TRUE(o.uniform_gpus_per_node);
 }
 
+
+// The table (params.h: parameter_table()) is the one place a parameter is
+// described: each row's default is what Params{} holds, and each row alone
+// decides whether two parameter sets differ in it.
+namespace table {
+
+// A valid value other than the default, per row: a new row needs one here.
+const char* other_value(const std::string& name) {
+  static const std::pair<const char*, const char*> values[] = {
+      {"pollux_interval", "5"},          {"pollux_fairness", "0.5"},
+      {"pollux_restart_penalty", "7"},   {"pollux_interference_avoidance", "no"},
+      {"pollux_max_nodes", "3"},         {"pollux_spool_dir", "/tmp/elsewhere"},
+      {"pollux_checkpoint_timeout", "9"}, {"pollux_search_budget", "100"},
+      {"pollux_backfill", "no"},         {"pollux_resize_signals", "URG"},
+      {"pollux_metrics_file", "/tmp/pollux.prom"}};
+  for (const auto& [key, value] : values)
+    if (name == key) return value;
+  return nullptr;
+}
+
+TEST(ParameterTable, EveryRowParsesItsDefaultToWhatParamsHolds) {
+  for (const ParameterRow& row : parameter_table()) {
+    Params p;
+    if (row.default_text == nullptr) {
+      EXPECT_EQ(row.format(p), "") << row.name << " has no default, so it is unset";
+      continue;
+    }
+    EXPECT_EQ(row.parse(row.default_text, p), "") << row.name;
+    EXPECT_TRUE(row.same(p, Params{})) << row.name;
+    EXPECT_EQ(row.format(p), row.default_text) << row.name;
+    const ParamsResult r = parse_params(std::string(row.name) + "=" + row.default_text);
+    EXPECT_TRUE(r.errors.empty()) << row.name;
+    EXPECT_EQ(r.params, Params{}) << row.name;
+  }
+}
+
+TEST(ParameterTable, ComparisonsDetectEveryField) {
+  for (const ParameterRow& row : parameter_table()) {
+    const char* value = other_value(row.name);
+    ASSERT_NE(value, nullptr) << row.name << ": give the new row a value in this test";
+    const ParamsResult r = parse_params(std::string(row.name) + "=" + value);
+    ASSERT_TRUE(r.errors.empty()) << r.errors.front();
+    EXPECT_FALSE(row.same(r.params, Params{})) << row.name;
+    EXPECT_NE(r.params, Params{}) << row.name;
+    EXPECT_EQ(policy_changed(r.params, Params{}), row.policy) << row.name;
+    EXPECT_NE(describe(r.params).find(std::string(row.name) + "=" + row.format(r.params)), std::string::npos)
+        << describe(r.params);
+    for (const ParameterRow& other : parameter_table()) {
+      if (&other == &row) continue;
+      EXPECT_TRUE(other.same(r.params, Params{})) << row.name << " changed " << other.name;
+    }
+  }
+}
+
+TEST(ParameterTable, ThePolicyRowsAreThePolicysOptions) {
+  for (const ParameterRow& row : parameter_table()) {
+    const ParamsResult r = parse_params(std::string(row.name) + "=" + other_value(row.name));
+    const PolicyOptions a = policy_options(r.params), b = policy_options(Params{});
+    const bool options_differ = a.fairness_p != b.fairness_p || a.restart_delay != b.restart_delay ||
+                                a.interval != b.interval || a.interference_avoidance != b.interference_avoidance ||
+                                a.max_nodes_per_job != b.max_nodes_per_job || a.search_budget != b.search_budget;
+    EXPECT_EQ(row.policy, options_differ) << row.name;
+  }
+}
+
+TEST(ParameterTable, OutOfRangeValuesAreRejectedWithTheRangeAndTheDefaultKept) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"pollux_interval=0.5", "pollux_interval=0.5 must be a number in [1, 86400]: default kept"},
+      {"pollux_fairness=2", "pollux_fairness=2 must be a number in [-10, 1]: default kept"},
+      {"pollux_restart_penalty=-1", "pollux_restart_penalty=-1 must be a number in [0, 86400]: default kept"},
+      {"pollux_interference_avoidance=2", "pollux_interference_avoidance=2 must be yes or no: default kept"},
+      {"pollux_max_nodes=0", "pollux_max_nodes=0 must be an integer in [1, 100000]: default kept"},
+      {"pollux_spool_dir=spool", "pollux_spool_dir=spool must be an absolute path: default kept"},
+      {"pollux_checkpoint_timeout=0", "pollux_checkpoint_timeout=0 must be a number in [1, 86400]: default kept"},
+      {"pollux_search_budget=-1", "pollux_search_budget=-1 must be an integer in [0, 1e+09]: default kept"},
+      {"pollux_backfill=maybe", "pollux_backfill=maybe must be yes or no: default kept"},
+      {"pollux_resize_signals=0",
+       "pollux_resize_signals=0 must be signal names or numbers (1-64, not KILL or STOP) separated by ':': default "
+       "kept"},
+      {"pollux_metrics_file=m.prom", "pollux_metrics_file=m.prom must be an absolute path: default kept"}};
+  ASSERT_EQ(std::size(cases), parameter_table().size()) << "one case per row";
+  for (const auto& [text, message] : cases) {
+    const ParamsResult r = parse_params(text);
+    ASSERT_EQ(r.errors.size(), 1u) << text;
+    EXPECT_EQ(r.errors[0], message);
+    EXPECT_EQ(r.params, Params{}) << text;
+  }
+}
+
+}  // namespace table
 }  // namespace
 }  // namespace pollux::sched
