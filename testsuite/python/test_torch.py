@@ -179,16 +179,21 @@ def test_a_missing_agent_library_is_a_clear_error():
     assert "ERR libpollux-agent not found" in r.stdout and "POLLUX_AGENT_LIBRARY" in r.stdout
 
 
+def with_struct(name, fields):
+    """Python lines: the package's struct `name` replaced by one of `fields`,
+    the library loaded again, its refusal printed after 'ERR'."""
+    return (f"class Other(ctypes.Structure):\n    _fields_ = {fields}\n"
+            f"c._STRUCTS['{name}'] = Other; c._lib = None\n"
+            "try:\n    c.lib()\nexcept c.AgentLibraryError as e:\n    print('ERR', e)\n")
+
+
 def test_the_c_structs_layout_is_checked_at_load():
     # The package's ctypes structs equal the library's (it loads), and one
     # that does not (an option inserted on one side only) is refused by name.
     r = python("import ctypes, pollux._capi as c\n"
                "print('MATCH', c.layout_mismatch(c.lib()))\n"
                "fields = c.Options._fields_\n"
-               "class Shifted(ctypes.Structure):\n"
-               "    _fields_ = fields[:7] + [('new_option', ctypes.c_int)] + fields[7:]\n"
-               "c._STRUCTS['pollux_agent_options'] = Shifted; c._lib = None\n"
-               "try:\n    c.lib()\nexcept c.AgentLibraryError as e:\n    print('ERR', e)\n")
+               + with_struct("pollux_agent_options", "fields[:7] + [('new_option', ctypes.c_int)] + fields[7:]"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "MATCH None" in r.stdout, r.stdout
     assert ("built from another pollux/agent_c.h than this package (struct pollux_agent_options differs: field "
@@ -198,11 +203,8 @@ def test_the_c_structs_layout_is_checked_at_load():
     r = python("import ctypes, dataclasses, pollux, pollux._capi as c\n"
                "names = [f.name for f in dataclasses.fields(pollux.AgentOptions)]\n"
                "print('OPTIONS', names == [n for n, _ in c.Options._fields_] + ['requeue_exit'])\n"
-               "class Short(ctypes.Structure):\n"
-               "    _fields_ = [('norms', c.Norms), ('grad_time_sum', ctypes.c_float), ('micro_steps', ctypes.c_int),\n"
-               "                ('step_time', ctypes.c_double)]\n"
-               "c._STRUCTS['pollux_step_measurement'] = Short; c._lib = None\n"
-               "try:\n    c.lib()\nexcept c.AgentLibraryError as e:\n    print('ERR', e)\n")
+               + with_struct("pollux_step_measurement", "[('norms', c.Norms), ('grad_time_sum', ctypes.c_float), "
+                             "('micro_steps', ctypes.c_int), ('step_time', ctypes.c_double)]"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OPTIONS True" in r.stdout, r.stdout
     assert "struct pollux_step_measurement differs: field grad_time_sum:?c_float:48:4 here" in r.stdout, r.stdout
