@@ -135,7 +135,7 @@ std::string limits_refusal_at(job_record_t* job, const Size& size) {
     // Slurm's records are plain C structs: the copy shares every pointer,
     // and differs only in the size (the fields enact.cc's update sets).
     job_record_t copy = *job;
-    struct job_details details = *job->details;
+    JobDetails details = *job->details;
     copy.details = &details;
     copy.part_ptr = part;
     set_size(&details, fields);

@@ -37,7 +37,7 @@ void set_size(job_desc_msg_t* desc, const SizeFields& f) {
   desc->tres_per_node = xstrdup(f.tres_per_node.c_str());
 }
 
-void set_size(struct job_details* details, const SizeFields& f) {
+void set_size(JobDetails* details, const SizeFields& f) {
   details->min_nodes = details->max_nodes = f.nodes;
   details->num_tasks = f.tasks;
   details->ntasks_per_node = f.tasks_per_node;

@@ -49,7 +49,7 @@ void set_size(job_desc_msg_t* desc, const SizeFields& f);
 
 /// A copy of the job's details as update_job() leaves them at the size (the
 /// fields job_limits_check() reads, the original CPU counts included).
-void set_size(struct job_details* details, const SizeFields& f);
+void set_size(JobDetails* details, const SizeFields& f);
 
 /// The TRES counts accounting tests (acct_policy_job_runnable_post_select())
 /// for the job with `gpus` GPUs on `nodes` nodes, one task per GPU: `tres`

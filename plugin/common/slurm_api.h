@@ -45,4 +45,11 @@ extern "C" {
 }
 #undef operator
 
+#include <type_traits>
+
+/// A job's details record: `struct job_details` in 22.05, an anonymous
+/// struct typedef'd `job_details_t` from 23.02 on; the type of
+/// job_record_t::details in every release.
+using JobDetails = std::remove_pointer_t<decltype(job_record_t::details)>;
+
 #endif  // POLLUX_SCHED_SLURM_API_H
