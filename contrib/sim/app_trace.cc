@@ -92,12 +92,17 @@ std::string trace_path(const std::string& traces_dir, const std::string& name, c
   return traces_dir + "/" + name + "/" + file;
 }
 
-AppTrace read_app_trace(const std::string& traces_dir, const std::string& name) {
+std::string profile_file(const std::string& base, const std::string& profile) {
+  return profile.empty() ? base + ".csv" : base + "-" + profile + ".csv";
+}
+
+AppTrace read_app_trace(const std::string& traces_dir, const std::string& name, const std::string& profile) {
   AppTrace trace;
   trace.name = name;
   trace.dir = traces_dir + "/" + name;
-  read_placements(trace_path(traces_dir, name, "placements.csv"), trace);
-  const std::string scal = trace_path(traces_dir, name, "scalability.csv");
+  trace.placements_file = trace_path(traces_dir, name, profile_file("placements", profile));
+  read_placements(trace.placements_file, trace);
+  const std::string scal = trace_path(traces_dir, name, profile_file("scalability", profile));
   if (is_file(scal)) read_scalability(scal, trace);
 
   DIR* d = ::opendir(trace.dir.c_str());
@@ -120,7 +125,7 @@ AppTrace read_app_trace(const std::string& traces_dir, const std::string& name) 
   }
   if (trace.validation.empty()) throw InputError(trace.dir, 0, "no validation-<batch size>.csv files");
   if (trace.placements.empty())
-    throw InputError(trace_path(traces_dir, name, "placements.csv"), 0, "no rows");
+    throw InputError(trace.placements_file, 0, "no rows");
   return trace;
 }
 

@@ -43,14 +43,23 @@ struct EpochRecord {
 struct AppTrace {
   std::string name;
   std::string dir;
+  /// The measurement files read: placements.csv, or placements-<profile>.csv
+  /// for one GPU type's profile (Sia's artifact names them so).
+  std::string placements_file;
   std::vector<PlacementSample> placements;  ///< placements.csv, file order
   std::vector<StepSample> scalability;      ///< scalability.csv, file order
   std::map<long long, std::vector<EpochRecord>> validation;  ///< by total batch size B
 };
 
 /// Reads `<traces_dir>/<name>/`: placements.csv, scalability.csv (may be
-/// absent or empty) and every validation-<B>.csv (at least one).
-AppTrace read_app_trace(const std::string& traces_dir, const std::string& name);
+/// absent or empty) and every validation-<B>.csv (at least one). A
+/// non-empty `profile` reads placements-<profile>.csv and
+/// scalability-<profile>.csv instead: one GPU type's step times in the
+/// layout of Sia's artifact (sia-simulator/traces/<app>/), same columns.
+AppTrace read_app_trace(const std::string& traces_dir, const std::string& name, const std::string& profile = "");
+
+/// "placements.csv" or "placements-<profile>.csv" (and so for "scalability").
+std::string profile_file(const std::string& base, const std::string& profile);
 
 /// Where a trace file lives, for messages.
 std::string trace_path(const std::string& traces_dir, const std::string& name, const std::string& file);

@@ -42,7 +42,7 @@ AppSpec known_app_spec(const std::string& name) {
 }
 
 Application::Application(AppTrace trace, const AppSpec& spec) : trace_(std::move(trace)), spec_(spec) {
-  const std::string placements_csv = trace_.dir + "/placements.csv";
+  const std::string& placements_csv = trace_.placements_file;
   init_batch_ = static_cast<double>(trace_.validation.begin()->first);
   max_batch_ = static_cast<double>(trace_.validation.rbegin()->first);
   for (const auto& [batch, runs] : trace_.validation) validated_batches_.push_back(static_cast<double>(batch));
@@ -236,14 +236,15 @@ const StepTimes& StepTimeCache::get(const std::vector<int>& counts, int local_bs
 bool AppCatalog::has(const std::string& name) const {
   if (name.empty() || name[0] == '.' || name.find('/') != std::string::npos) return false;
   struct stat st {};
-  return ::stat(trace_path(dir_, name, "placements.csv").c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return ::stat(trace_path(dir_, name, profile_file("placements", profile_)).c_str(), &st) == 0 &&
+         S_ISREG(st.st_mode);
 }
 
 const Application& AppCatalog::load(const std::string& name) {
   auto it = apps_.find(name);
   if (it != apps_.end()) return *it->second;
   if (!has(name)) throw InputError(dir_, 0, "no traces for application '" + name + "'");
-  auto app = std::make_unique<Application>(read_app_trace(dir_, name), known_app_spec(name));
+  auto app = std::make_unique<Application>(read_app_trace(dir_, name, profile_), known_app_spec(name));
   return *apps_.emplace(name, std::move(app)).first->second;
 }
 

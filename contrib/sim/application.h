@@ -137,9 +137,12 @@ class StepTimeCache {
 /// threads; get() is then safe to call concurrently.
 class AppCatalog {
  public:
-  explicit AppCatalog(std::string traces_dir) : dir_(std::move(traces_dir)) {}
+  /// `profile` non-empty: one GPU type's step times (read_app_trace).
+  explicit AppCatalog(std::string traces_dir, std::string profile = "")
+      : dir_(std::move(traces_dir)), profile_(std::move(profile)) {}
   const std::string& dir() const noexcept { return dir_; }
-  /// True when `<dir>/<name>/placements.csv` exists.
+  const std::string& profile() const noexcept { return profile_; }
+  /// True when `<dir>/<name>/placements.csv` (or -<profile>.csv) exists.
   bool has(const std::string& name) const;
   /// Reads and checks the application's traces (once); InputError on bad data.
   const Application& load(const std::string& name);
@@ -148,6 +151,7 @@ class AppCatalog {
 
  private:
   std::string dir_;
+  std::string profile_;
   std::map<std::string, std::unique_ptr<Application>> apps_;
 };
 

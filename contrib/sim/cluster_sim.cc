@@ -71,19 +71,42 @@ struct Hetero {
   std::vector<GpuType> types;   // empty: one type, speed 1
   bool typed = false;           // the policy sees the types
   std::unique_ptr<TypeRatios> ratios;
+  // Types with their own measured step times (GpuType::apps): one cache
+  // per (type, application), made on first use.
+  std::map<std::pair<int, std::string>, std::unique_ptr<StepTimeCache>> profiled;
   double speed(int node, const std::string& app) const {
-    return types.empty() ? 1.0 : types[static_cast<std::size_t>(node_type[static_cast<std::size_t>(node)])].speed_of(app);
+    if (types.empty()) return 1.0;
+    const GpuType& g = types[static_cast<std::size_t>(node_type[static_cast<std::size_t>(node)])];
+    return g.apps != nullptr ? 1.0 : g.speed_of(app);
+  }
+  StepTimeCache* steps(int type, const std::string& app) {
+    if (types.empty() || types[static_cast<std::size_t>(type)].apps == nullptr) return nullptr;
+    std::unique_ptr<StepTimeCache>& c = profiled[{type, app}];
+    if (c == nullptr) c = std::make_unique<StepTimeCache>(types[static_cast<std::size_t>(type)].apps->get(app));
+    return c.get();
   }
 };
 
 // Moves job `job` to `p`: the profile slot is the placement's type (when
-// the policy sees types), its speed the slowest node's.
-static void move_job(SimJob& job, const Placement& p, const std::vector<int>& counts, const Hetero& h,
+// the policy sees types), its speed the slowest node's; on a type with its
+// own measured step times the job runs at those (a placement over several
+// types, which only the type-agnostic policies make, at those of the type
+// told slowest: every replica waits for the slowest at each all-reduce).
+static void move_job(SimJob& job, const Placement& p, const std::vector<int>& counts, Hetero& h,
                      double restart_delay) {
   double speed = HUGE_VAL;
   for (const NodeShare& s : p) speed = std::min(speed, h.speed(s.node, job.app().name()));
   const int slot = h.typed && !p.empty() ? h.node_type[static_cast<std::size_t>(p.front().node)] : 0;
-  job.reallocate(counts, restart_delay, slot, p.empty() ? 1.0 : speed);
+  StepTimeCache* steps = nullptr;
+  if (!p.empty() && !h.types.empty()) {
+    int slowest = h.node_type[static_cast<std::size_t>(p.front().node)];
+    for (const NodeShare& s : p) {
+      const int t = h.node_type[static_cast<std::size_t>(s.node)];
+      if (h.types[static_cast<std::size_t>(t)].speed < h.types[static_cast<std::size_t>(slowest)].speed) slowest = t;
+    }
+    steps = h.steps(slowest, job.app().name());
+  }
+  job.reallocate(counts, restart_delay, slot, p.empty() ? 1.0 : speed, steps);
 }
 
 // A completed job that ran on several types tells the ratios what it saw.
@@ -103,7 +126,7 @@ static void learn_ratios(SimJob& job, Hetero& h) {
 // (describe_elastic_job: at least restart_delay x (restarts + 1)).
 static void arrivals_round(const Workload& workload, std::vector<SimJob>& jobs, const SimOptions& options,
                            const std::vector<NodeInfo>& all_nodes, double now, std::vector<Placement>& alloc,
-                           Policy& policy, RunResult& result, const Hetero& hetero) {
+                           Policy& policy, RunResult& result, Hetero& hetero) {
   std::vector<NodeInfo> nodes = all_nodes;
   std::vector<std::size_t> asked;
   std::vector<JobInfo> infos;
@@ -186,8 +209,12 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     std::size_t n = 0;
     std::vector<double> seed;
     for (std::size_t t = 0; t < options.gpu_types.size(); ++t) {
-      seed.push_back(options.gpu_types[t].speed);
-      for (int k = 0; k < options.gpu_types[t].nodes && n < nodes.size(); ++k) hetero.node_type[n++] = static_cast<int>(t);
+      const GpuType& g = options.gpu_types[t];
+      seed.push_back(g.speed);
+      for (int k = 0; k < g.nodes && n < nodes.size(); ++k) {
+        if (g.gpus_per_node > 0) nodes[n].gpus = g.gpus_per_node;
+        hetero.node_type[n++] = static_cast<int>(t);
+      }
     }
     int total = 0;
     for (const GpuType& g : options.gpu_types) total += g.nodes;

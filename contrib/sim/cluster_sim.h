@@ -25,6 +25,14 @@ namespace pollux::sim {
 struct GpuType {
   std::string name;
   int nodes = 0;
+  /// GPUs on each of its nodes (0: SimOptions::gpus_per_node).
+  int gpus_per_node = 0;
+  /// The name of this type's measured step times in Sia's artifact (aws,
+  /// rtx, dgx-ext...: placements-<profile>.csv); with `apps` set (pollux-sim
+  /// --sia-artifact) the jobs on this type run at those step times, not at
+  /// the traces' scaled by a speed.
+  std::string profile;
+  const AppCatalog* apps = nullptr;
   /// What the scheduler is told (TypeRatios' seed): its compute speed
   /// relative to the traces' GPUs (T_grad there / T_grad on this type).
   double speed = 1.0;

@@ -11,11 +11,17 @@ namespace pollux::sim {
 std::vector<GpuType> read_gpu_types(const std::string& path) {
   const CsvTable t = CsvTable::read(path, {"type", "nodes", "speed"});
   const int type = t.column("type"), nodes = t.column("nodes"), speed = t.column("speed");
+  int gpn = -1, profile = -1;
+  for (std::size_t c = 0; c < t.header().size(); ++c) {
+    if (t.header()[c] == "gpus_per_node") gpn = static_cast<int>(c);
+    if (t.header()[c] == "profile") profile = static_cast<int>(c);
+  }
   // Every other column is an application's true speed.
   std::vector<std::pair<int, std::string>> apps;
-  for (std::size_t c = 0; c < t.header().size(); ++c)
-    if (static_cast<int>(c) != type && static_cast<int>(c) != nodes && static_cast<int>(c) != speed)
-      apps.emplace_back(static_cast<int>(c), t.header()[c]);
+  for (std::size_t c = 0; c < t.header().size(); ++c) {
+    const int ci = static_cast<int>(c);
+    if (ci != type && ci != nodes && ci != speed && ci != gpn && ci != profile) apps.emplace_back(ci, t.header()[c]);
+  }
   std::vector<GpuType> out;
   std::set<std::string> names;
   for (const CsvTable::Row& r : t.rows()) {
@@ -25,6 +31,15 @@ std::vector<GpuType> read_gpu_types(const std::string& path) {
     const long long n = t.integer(r, nodes);
     if (n < 1 || n > 1024) t.fail(r, "column nodes: " + std::to_string(n) + " not in [1, 1024]");
     g.nodes = static_cast<int>(n);
+    if (gpn >= 0) {
+      const long long k = t.integer(r, gpn);
+      if (k < 0 || k > 64) t.fail(r, "column gpus_per_node: " + std::to_string(k) + " not in [0, 64]");
+      g.gpus_per_node = static_cast<int>(k);
+    }
+    if (profile >= 0) {
+      g.profile = t.text(r, profile);
+      if (g.profile.find_first_of("/.") != std::string::npos) t.fail(r, "column profile: a name, not a path");
+    }
     g.speed = t.number(r, speed);
     if (!(g.speed > 0)) t.fail(r, "column speed: must be positive");
     for (const auto& [c, app] : apps) {

@@ -1,8 +1,11 @@
 // A heterogeneous cluster for pollux-sim (--gpu-types FILE): one row per
 // GPU type, in node order,
 //
-//   type,nodes,speed[,APPLICATION...]
+//   type,nodes,speed[,gpus_per_node][,profile][,APPLICATION...]
 //
+// `gpus_per_node` (optional, 0 or absent: --gpus-per-node) sizes the
+// type's nodes; `profile` (optional) names the type's measured step times
+// in Sia's artifact (placements-<profile>.csv), used with --sia-artifact.
 // `speed` is what the scheduler is told of the type (TypeRatios' seed: the
 // compute speed of one micro-step relative to the traces' GPUs, the T4 of
 // the Pollux testbed); a column named after an application gives that

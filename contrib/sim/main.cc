@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -21,6 +22,7 @@
 #include "cluster_sim.h"
 #include "config.h"
 #include "gpu_types.h"
+#include "sia_artifact.h"
 #include "input_error.h"
 #include "plot.h"
 #include "report.h"
@@ -42,6 +44,7 @@ struct Args {
   bool uniform_gpus = false;
   bool no_avoidance = false;
   std::string gpu_types;
+  std::string sia_artifact;
   bool type_agnostic = false;
   std::string json;
   std::string plot;
@@ -177,6 +180,9 @@ int run_main(int argc, char** argv) {
   app.add_option("--gpu-types", a.gpu_types,
                  "a cluster of several GPU types: a CSV of type,nodes,speed[,APPLICATION...] rows (the nodes add up "
                  "to the cluster; e.g. contrib/sim/clusters/t4-v100-a100.csv)");
+  app.add_option("--sia-artifact", a.sia_artifact,
+                 "an export of Sia's artifact (github.com/siasosp23/artifacts): the GPU types' step times from its "
+                 "per-type profiles (the types' profile column), its traces for the rest (needs --gpu-types)");
   app.add_flag("--type-agnostic", a.type_agnostic,
                "pollux with --gpu-types: today's policy, blind to the types (one model per job, any GPUs; a job on "
                "several types runs at the slowest one's speed)");
@@ -211,7 +217,12 @@ int run_main(int argc, char** argv) {
     if (a.sim.nodes > 1024) throw InputError(a.gpu_types, 0, "the GPU types have more than 1024 nodes in all");
   }
 
-  const std::string app_dir = application_dir(a.traces.empty() ? default_traces_root() : a.traces);
+  if (!a.sia_artifact.empty() && a.gpu_types.empty())
+    throw InputError("--sia-artifact needs --gpu-types (the types' profile column names their profiles)");
+  const std::string sia_traces = a.sia_artifact.empty() ? "" : sia_traces_dir(a.sia_artifact);
+  const std::string app_dir =
+      !a.traces.empty() || sia_traces.empty() ? application_dir(a.traces.empty() ? default_traces_root() : a.traces)
+                                              : sia_traces;
   const std::string root = traces_root(app_dir);
   std::vector<std::string> args;
   for (const std::string& w : a.workloads) args.push_back(resolve_workload_arg(w, root));
@@ -225,10 +236,14 @@ int run_main(int argc, char** argv) {
     if (!names.insert(workloads.back().name).second)
       throw InputError(p, 0, "a workload named " + workloads.back().name + " is already given");
   }
+  std::set<std::string> used_apps;
   for (const Workload& w : workloads) {
     check_runnable(w, a.sim);
-    for (const WorkloadJob& j : w.jobs) catalog.load(j.application);
+    for (const WorkloadJob& j : w.jobs) used_apps.insert(j.application);
   }
+  for (const std::string& app_name : used_apps) catalog.load(app_name);
+  std::vector<std::unique_ptr<AppCatalog>> profiles;
+  if (!sia_traces.empty()) attach_profiles(a.sim.gpu_types, sia_traces, used_apps, catalog, profiles);
 
   // Destinations are checked now: the run may take minutes.
   if (!a.json.empty())

@@ -61,8 +61,9 @@ void print_table(std::ostream& out, const SimOptions& o, const std::vector<RunRe
   if (!o.gpu_types.empty()) {
     out << "GPU types:";
     for (const GpuType& g : o.gpu_types) {
-      std::snprintf(line, sizeof line, "%s %s %d nodes (speed %g)", &g == &o.gpu_types.front() ? "" : ",",
-                    g.name.c_str(), g.nodes, g.speed);
+      std::snprintf(line, sizeof line, "%s %s %d nodes x %d GPUs (speed %g%s%s)", &g == &o.gpu_types.front() ? "" : ",",
+                    g.name.c_str(), g.nodes, g.gpus_per_node > 0 ? g.gpus_per_node : o.gpus_per_node, g.speed,
+                    g.apps != nullptr ? ", Sia's profile " : "", g.apps != nullptr ? g.profile.c_str() : "");
       out << line;
     }
     out << (o.policy != "pollux" ? "\n" : o.type_aware ? "; type-aware\n" : "; type-agnostic\n");

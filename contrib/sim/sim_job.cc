@@ -17,7 +17,7 @@ bool same(const GradStats& a, const GradStats& b) { return a.sqr == b.sqr && a.v
 }  // namespace
 
 SimJob::SimJob(std::string name, double submit_time, StepTimeCache& steps, long long fixed_batch, int model_slots)
-    : name_(std::move(name)), submit_time_(submit_time), steps_(&steps), fixed_batch_(fixed_batch),
+    : name_(std::move(name)), submit_time_(submit_time), steps_(&steps), base_steps_(&steps), fixed_batch_(fixed_batch),
       slots_(static_cast<std::size_t>(std::max(model_slots, 1))) {}
 
 int SimJob::gpus() const noexcept { return std::accumulate(placement_.begin(), placement_.end(), 0); }
@@ -70,7 +70,9 @@ void SimJob::step(double seconds, double interference) {
   current_time_ += seconds;
 }
 
-void SimJob::reallocate(const std::vector<int>& placement, double restart_delay, int slot, double speed) {
+void SimJob::reallocate(const std::vector<int>& placement, double restart_delay, int slot, double speed,
+                        StepTimeCache* steps) {
+  steps_ = steps != nullptr ? steps : base_steps_;
   slot_ = std::clamp(slot, 0, model_slots() - 1);
   speed_ = speed > 0 ? speed : 1.0;
   placement_.clear();

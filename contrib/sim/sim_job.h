@@ -56,7 +56,10 @@ class SimJob {
   /// `slot` is the GPU type whose profile the new placement feeds (0 when
   /// the job keeps one model), `speed` its compute speed relative to the
   /// traces' GPUs.
-  void reallocate(const std::vector<int>& placement, double restart_delay, int slot = 0, double speed = 1.0);
+  /// `steps` (non-null): the step times of the new placement's GPU type
+  /// (its own measured profile); null: the traces' scaled by `speed`.
+  void reallocate(const std::vector<int>& placement, double restart_delay, int slot = 0, double speed = 1.0,
+                  StepTimeCache* steps = nullptr);
 
   const std::string& name() const noexcept { return name_; }
   const Application& app() const noexcept { return steps_->app(); }
@@ -97,6 +100,7 @@ class SimJob {
   std::string name_;
   double submit_time_;
   StepTimeCache* steps_;
+  StepTimeCache* base_steps_;  // the traces' (steps_ is a type's own while on it)
   long long fixed_batch_;
 
   std::vector<int> placement_;  // per-node GPU counts, no zeros
