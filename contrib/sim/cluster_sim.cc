@@ -12,18 +12,30 @@
 
 #include "input_error.h"
 #include "job_info.h"
+#include "sia_policy.h"
 #include "sim_job.h"
 
 namespace pollux::sim {
 namespace {
 
-enum class Kind { kPollux, kTiresias, kOptimus };
+enum class Kind { kPollux, kTiresias, kOptimus, kSia };
 
 Kind policy_kind(const std::string& name) {
   if (name == "pollux") return Kind::kPollux;
   if (name == "tiresias") return Kind::kTiresias;
   if (name == "optimus") return Kind::kOptimus;
-  throw std::runtime_error("unknown policy '" + name + "' (pollux, tiresias or optimus)");
+  if (name == "sia") return Kind::kSia;
+  throw std::runtime_error("unknown policy '" + name + "' (pollux, tiresias, optimus or sia)");
+}
+
+// Goodput-driven policies: the job adapts its batch, the agent fits models.
+bool adaptive(Kind k) { return k == Kind::kPollux || k == Kind::kSia; }
+
+// Sia's bootstrap (sia.py): a job with no throughput model on any type is
+// worth the same on one GPU of every type (no estimate from ratios yet).
+void sia_bootstrap(JobInfo& info, const SimJob& job) {
+  if (job.max_profiled_replicas() > 0) return;
+  for (SpeedupFn& f : info.speedup_by_type) f = [](int, int replicas) { return static_cast<double>(replicas); };
 }
 
 // The per-node GPU counts of a placement, in the order whose rotations
@@ -183,7 +195,9 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     throw std::runtime_error("arrivals rounds are sched/pollux's: only with the pollux policy");
   if (options.arrivals_tick > 0 && std::fmod(options.interval, options.arrivals_tick) != 0)
     throw std::runtime_error("the arrivals tick must divide the interval");
-  std::unique_ptr<Policy> policy = make_policy(options.policy, policy_options(options));
+  std::unique_ptr<Policy> policy = policy_kind(options.policy) == Kind::kSia
+                                       ? std::make_unique<SiaPolicy>(policy_options(options), options.sia_lambda_n)
+                                       : make_policy(options.policy, policy_options(options));
   if (policy == nullptr)
     throw std::runtime_error("policy '" + options.policy + "' is not available in this build of libgoodput");
   return simulate(workload, catalog, options, *policy);
@@ -222,7 +236,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       throw std::runtime_error("the GPU types have " + std::to_string(total) + " nodes; the cluster has " +
                                std::to_string(options.nodes));
     hetero.types = options.gpu_types;
-    hetero.typed = kind == Kind::kPollux && options.type_aware && options.gpu_types.size() > 1;
+    hetero.typed = ((kind == Kind::kPollux && options.type_aware) || kind == Kind::kSia) && options.gpu_types.size() > 1;
     if (hetero.typed) {
       hetero.ratios = std::make_unique<TypeRatios>(seed);
       for (std::size_t k = 0; k < nodes.size(); ++k) nodes[k].type = hetero.node_type[k];
@@ -236,7 +250,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     const Application& app = catalog.get(w.application);
     auto& cache = caches[w.application];
     if (cache == nullptr) cache = std::make_unique<StepTimeCache>(app);
-    const long long fixed = kind == Kind::kPollux ? app.spec().fixed_batch : w.batch_size;
+    const long long fixed = adaptive(kind) ? app.spec().fixed_batch : w.batch_size;
     jobs.emplace_back(w.name, w.submit_time, *cache, fixed, hetero.typed ? static_cast<int>(hetero.types.size()) : 1);
     last_submit = std::max(last_submit, w.submit_time);
   }
@@ -290,6 +304,11 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
         case Kind::kPollux:
           infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.restart_delay, false,
                                           options.min_nodes, hetero.typed ? hetero.ratios.get() : nullptr));
+          break;
+        case Kind::kSia:
+          infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.restart_delay, false,
+                                          0, hetero.typed ? hetero.ratios.get() : nullptr));
+          sia_bootstrap(infos.back(), jobs[i]);
           break;
         case Kind::kTiresias: infos.push_back(tiresias_job_info(jobs[i], w, i, now)); break;
         case Kind::kOptimus:

@@ -46,7 +46,7 @@ struct GpuType {
 };
 
 struct SimOptions {
-  std::string policy = "pollux";  ///< pollux, tiresias or optimus
+  std::string policy = "pollux";  ///< pollux, tiresias, optimus or sia
   int nodes = 16;
   int gpus_per_node = 4;
   double interval = 60;           ///< seconds between scheduling rounds (whole seconds)
@@ -70,6 +70,8 @@ struct SimOptions {
   /// one type per job); false: today's type-agnostic Pollux (one model per
   /// job, placements over any GPUs, a mixed one paced by its slowest).
   bool type_aware = true;
+  /// --policy sia: Sia's penalty for a job left without GPUs (sia_policy.h).
+  double sia_lambda_n = 1.1;
   /// Give up (std::runtime_error) when jobs are still running this long
   /// after the last submission.
   double max_runtime_after_last_submit = 365 * 86400.0;

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "gpu_types.h"
 #include "sia_artifact.h"
+#include "sia_policy.h"
 #include "input_error.h"
 #include "plot.h"
 #include "report.h"
@@ -130,7 +131,7 @@ int run_main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(PACKAGE_VERSION));
   app.add_option("--policy", a.sim.policy, "scheduling policy")
       ->required()
-      ->check(CLI::IsMember({"pollux", "tiresias", "optimus"}));
+      ->check(CLI::IsMember({"pollux", "tiresias", "optimus", "sia"}));
   app.add_option("--traces", a.traces, "traces directory (default: the shipped pollux-osdi21 traces)");
   app.add_option("--nodes", a.sim.nodes, "nodes in the cluster")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--gpus-per-node", a.sim.gpus_per_node, "GPUs per node")
@@ -183,6 +184,10 @@ int run_main(int argc, char** argv) {
   app.add_option("--sia-artifact", a.sia_artifact,
                  "an export of Sia's artifact (github.com/siasosp23/artifacts): the GPU types' step times from its "
                  "per-type profiles (the types' profile column), its traces for the rest (needs --gpu-types)");
+  app.add_option("--sia-lambda-n", a.sim.sia_lambda_n,
+                 "sia: the objective's penalty for a job left without GPUs (Sia's lambda_n)")
+      ->check(closed_range(-1000, 1000))
+      ->capture_default_str();
   app.add_flag("--type-agnostic", a.type_agnostic,
                "pollux with --gpu-types: today's policy, blind to the types (one model per job, any GPUs; a job on "
                "several types runs at the slowest one's speed)");
@@ -210,6 +215,10 @@ int run_main(int argc, char** argv) {
   a.sim.policy_options.interference_avoidance = !a.no_avoidance;
   a.sim.record_timeline = !a.plot.empty();
   a.sim.type_aware = !a.type_agnostic;
+  // Sia's own default p (the paper's section 4.3), unless given.
+  if (a.sim.policy == "sia" && app.count("--fairness-p") == 0) a.sim.policy_options.fairness_p = kSiaDefaultP;
+  if (a.sim.policy == "sia" && !SiaPolicy::available())
+    throw InputError("--policy sia: this pollux-sim was built without GLPK; install libglpk-dev and re-run configure");
   if (!a.gpu_types.empty()) {
     a.sim.gpu_types = read_gpu_types(a.gpu_types);
     a.sim.nodes = 0;
