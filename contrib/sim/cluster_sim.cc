@@ -12,6 +12,7 @@
 
 #include "input_error.h"
 #include "job_info.h"
+#include "sia_artifact.h"
 #include "sia_policy.h"
 #include "sim_job.h"
 
@@ -99,6 +100,12 @@ struct Hetero {
   }
 };
 
+// How long a re-allocation stalls `job`: --restart-delay, or with
+// --sia-calibration Sia's simulator's checkpoint-restore time of its model.
+static double restart_delay_of(const SimOptions& o, const SimJob& job) {
+  return o.sia_calibration ? sia_calibration(job.app().name()).restart_delay : o.restart_delay;
+}
+
 // Moves job `job` to `p`: the profile slot is the placement's type (when
 // the policy sees types), its speed the slowest node's; on a type with its
 // own measured step times the job runs at those (a placement over several
@@ -165,7 +172,7 @@ static void arrivals_round(const Workload& workload, std::vector<SimJob>& jobs, 
                              std::to_string(static_cast<long long>(now)) + " s: " + *bad);
   for (std::size_t k = 0; k < asked.size(); ++k) {
     if (next[k].empty()) continue;
-    move_job(jobs[asked[k]], next[k], node_counts(next[k], Kind::kPollux), hetero, options.restart_delay);
+    move_job(jobs[asked[k]], next[k], node_counts(next[k], Kind::kPollux), hetero, restart_delay_of(options, jobs[asked[k]]));
     alloc[asked[k]] = std::move(next[k]);
   }
 }
@@ -252,6 +259,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     if (cache == nullptr) cache = std::make_unique<StepTimeCache>(app);
     const long long fixed = adaptive(kind) ? app.spec().fixed_batch : w.batch_size;
     jobs.emplace_back(w.name, w.submit_time, *cache, fixed, hetero.typed ? static_cast<int>(hetero.types.size()) : 1);
+    if (options.sia_calibration) jobs.back().set_slowdown(sia_calibration(w.application).slowdown);
     last_submit = std::max(last_submit, w.submit_time);
   }
 
@@ -330,7 +338,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       std::vector<Placement> updated(jobs.size());
       for (std::size_t k = 0; k < active.size(); ++k) {
         const std::size_t i = active[k];
-        if (!(next[k] == alloc[i])) move_job(jobs[i], next[k], node_counts(next[k], kind), hetero, options.restart_delay);
+        if (!(next[k] == alloc[i])) move_job(jobs[i], next[k], node_counts(next[k], kind), hetero, restart_delay_of(options, jobs[i]));
         updated[i] = std::move(next[k]);
       }
       alloc.swap(updated);

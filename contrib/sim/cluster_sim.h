@@ -72,6 +72,9 @@ struct SimOptions {
   bool type_aware = true;
   /// --policy sia: Sia's penalty for a job left without GPUs (sia_policy.h).
   double sia_lambda_n = 1.1;
+  /// Sia's simulator's calibration for every policy (sia_artifact.h):
+  /// per-model slowdowns and checkpoint-restore times.
+  bool sia_calibration = false;
   /// Give up (std::runtime_error) when jobs are still running this long
   /// after the last submission.
   double max_runtime_after_last_submit = 365 * 86400.0;

@@ -188,6 +188,8 @@ int run_main(int argc, char** argv) {
                  "sia: the objective's penalty for a job left without GPUs (Sia's lambda_n)")
       ->check(closed_range(-1000, 1000))
       ->capture_default_str();
+  app.add_flag("--sia-calibration", a.sim.sia_calibration,
+               "every policy: Sia's simulator's per-model slowdowns and checkpoint-restore times (doc/simulator.md)");
   app.add_flag("--type-agnostic", a.type_agnostic,
                "pollux with --gpu-types: today's policy, blind to the types (one model per job, any GPUs; a job on "
                "several types runs at the slowest one's speed)");

@@ -17,6 +17,17 @@
 
 namespace pollux::sim {
 
+/// What Sia's simulator does to every job, to match its physical testbed
+/// (pollux-sim --sia-calibration): progress `slowdown` times slower than
+/// the profiles say (simulator_config.py's SLOWDOWNS) and a re-allocation
+/// stalling the job `restart_delay` seconds (applications.py's per-model
+/// rescale_time), for the artifact at commit aaf7a0de.
+struct SiaCalibration {
+  double slowdown = 1.0;
+  double restart_delay = 30.0;
+};
+SiaCalibration sia_calibration(const std::string& application);
+
 /// `<artifact>/sia-simulator/traces`; InputError when it is not a directory.
 std::string sia_traces_dir(const std::string& artifact);
 

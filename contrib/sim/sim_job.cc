@@ -48,7 +48,7 @@ void SimJob::step(double seconds, double interference) {
     grad_ = g;
     add_profile(nodes, replicas, atomic_bsz_, t);
     const double iter_time = t.step + (t.step - t.sync) * accum_steps_;
-    const double rate = gain / iter_time * (1.0 - interference);  // progress per second
+    const double rate = gain / iter_time * (1.0 - interference) / slowdown_;  // progress per second
     const double next = a.epoch_progress(epoch_ + 1);
     if (progress_ + rate * seconds < next) {
       progress_ += rate * seconds;

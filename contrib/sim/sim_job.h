@@ -61,6 +61,9 @@ class SimJob {
   void reallocate(const std::vector<int>& placement, double restart_delay, int slot = 0, double speed = 1.0,
                   StepTimeCache* steps = nullptr);
 
+  /// Progress `factor` times slower than the traces say (Sia's simulator's
+  /// calibration to its testbed; 1 = none).
+  void set_slowdown(double factor) noexcept { slowdown_ = factor > 0 ? factor : 1.0; }
   const std::string& name() const noexcept { return name_; }
   const Application& app() const noexcept { return steps_->app(); }
   double submit_time() const noexcept { return submit_time_; }
@@ -123,6 +126,7 @@ class SimJob {
   std::vector<Slot> slots_;
   int slot_ = 0;
   double speed_ = 1.0;
+  double slowdown_ = 1.0;
   int max_profiled_replicas_ = 0;
   std::optional<GradStats> grad_;
   long long fits_ = 0;
