@@ -325,6 +325,20 @@ bool typed_cluster(const Snapshot& snap) {
   return std::any_of(snap.gpu_types.begin(), snap.gpu_types.end(), [](const std::string& t) { return !t.empty(); });
 }
 
+const TypeRatios* learn_type_ratios(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
+                                    TypeSpeedLearner& learner) {
+  if (snap.gpu_types.size() < 2) return nullptr;
+  const TypeRatios& ratios = learner.ratios(snap.gpu_types, params.gpu_type_speeds);
+  std::vector<std::uint32_t> alive;
+  for (std::size_t i = 0; i < snap.jobs.size() && i < inputs.size(); ++i) {
+    alive.push_back(snap.jobs[i].job_id);
+    if (inputs[i].model)  // only the types its hint names: a fit placed by where it runs may be stale
+      learner.learn(snap.jobs[i].job_id, fits_by_type(inputs[i].model, snap.gpu_types, -1), inputs[i].model->limits);
+  }
+  learner.forget_others(alive);
+  return &ratios;
+}
+
 int placement_type(const Placement& p, const std::vector<NodeSnapshot>& nodes) {
   if (p.empty() || static_cast<std::size_t>(p.front().node) >= nodes.size()) return -1;
   return nodes[static_cast<std::size_t>(p.front().node)].type;
@@ -483,8 +497,8 @@ JobInfo policy_view(const Snapshot& snap, const ElasticJobSnapshot& j, const Job
 
 // Validation: why the policy's placements for the jobs `asked` (indices
 // into snap.jobs) cannot be used, "" when they can: one per job, within
-// the nodes' GPUs (check_allocation), each uniform, in its job's allowed
-// range and on nodes of one GPU type.
+// the nodes' GPUs and on nodes of one GPU type (check_allocation), each
+// uniform and in its job's allowed range.
 std::string validate(const Snapshot& snap, const std::vector<std::size_t>& asked, const std::vector<JobInfo>& jobs,
                      const std::vector<NodeInfo>& nodes, const std::vector<Placement>& out, const Policy& policy) {
   if (out.size() != asked.size())
@@ -498,9 +512,6 @@ std::string validate(const Snapshot& snap, const std::vector<std::size_t>& asked
     const ElasticRange range = *allowed_range(j);
     if (g < 0 || (g > 0 && !range.allows(n, g)))
       return "the policy gave job " + std::to_string(j.job_id) + " a size outside its range " + format_range(range);
-    for (const NodeShare& s : out[x])
-      if (nodes[static_cast<std::size_t>(s.node)].type != nodes[static_cast<std::size_t>(out[x].front().node)].type)
-        return "the policy gave job " + std::to_string(j.job_id) + " nodes of several GPU types";
   }
   return {};
 }

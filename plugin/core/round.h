@@ -271,6 +271,12 @@ struct RoundResult {
 RoundResult plan_round(const Snapshot& snapshot, const std::vector<JobInput>& inputs, const Params& params,
                        Policy* policy, bool arrivals_only = false, const TypeRatios* ratios = nullptr);
 
+/// On a cluster of several GPU types: the learner's ratios for them (seeded
+/// from pollux_gpu_type_speeds), after it is told the fits of every job
+/// whose hint names two or more types; nullptr otherwise. For plan_round.
+const TypeRatios* learn_type_ratios(const Snapshot& snapshot, const std::vector<JobInput>& inputs,
+                                    const Params& params, TypeSpeedLearner& learner);
+
 /// Whether the cluster's GPUs have GRES types (the SystemComment then says
 /// a job's type and its goodput on each).
 bool typed_cluster(const Snapshot& snapshot);

@@ -211,7 +211,7 @@ const char* other_value(const std::string& name) {
       {"pollux_max_nodes", "3"},         {"pollux_spool_dir", "/tmp/elsewhere"},
       {"pollux_checkpoint_timeout", "9"}, {"pollux_search_budget", "100"},
       {"pollux_backfill", "no"},         {"pollux_resize_signals", "URG"},
-      {"pollux_metrics_file", "/tmp/pollux.prom"}};
+      {"pollux_metrics_file", "/tmp/pollux.prom"}, {"pollux_gpu_type_speeds", "h100=2.5"}};
   for (const auto& [key, value] : values)
     if (name == key) return value;
   return nullptr;
