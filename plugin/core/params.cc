@@ -149,7 +149,8 @@ Rule<GpuTypeSpeeds> type_speeds() {
               if (eq == 0 || eq == std::string_view::npos) return form;
               const std::string_view name = pair.substr(0, eq);
               for (const char c : name)
-                if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') return form;
+                if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' && c != '+')
+                  return form;
               const auto speed = to_double(pair.substr(eq + 1));
               if (!speed || *speed <= 0 || *speed > 1000) return form;
               speeds[std::string(name)] = *speed;
