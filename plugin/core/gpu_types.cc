@@ -6,6 +6,7 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "pollux/gpu_type.h"
 #include "pollux/throughput.h"
 
 namespace pollux::sched {
@@ -15,31 +16,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-// The '_'-separated tokens of a name normalised as the spool library's
-// hint normaliser does (lower case, runs of other characters one '_').
-std::vector<std::string> name_tokens(std::string_view name) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (const char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      cur += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (!cur.empty()) {
-      out.push_back(std::move(cur));
-      cur.clear();
-    }
-  }
-  if (!cur.empty()) out.push_back(std::move(cur));
-  return out;
-}
-
-// Whether `want` (tokens of a Slurm type name) is a run of consecutive tokens of `have`.
-bool token_run(const std::vector<std::string>& have, const std::vector<std::string>& want) {
-  if (want.empty() || want.size() > have.size()) return false;
-  for (std::size_t i = 0; i + want.size() <= have.size(); ++i)
-    if (std::equal(want.begin(), want.end(), have.begin() + static_cast<std::ptrdiff_t>(i))) return true;
-  return false;
 }
 
 }  // namespace
@@ -55,22 +31,16 @@ GpuTypes group_gpu_types(const std::vector<std::string>& node_types) {
 }
 
 int match_gpu_type(std::string_view hint_type, const std::vector<std::string>& types) {
-  if (hint_type.empty()) return -1;
-  const std::string want = lower(hint_type);
-  for (std::size_t t = 0; t < types.size(); ++t)
-    if (!types[t].empty() && lower(types[t]) == want) return static_cast<int>(t);
-  const std::vector<std::string> tokens = name_tokens(hint_type);
+  const std::string reported = normalize_gpu_type(hint_type);
+  if (reported.empty()) return -1;
   int best = -1;
   std::size_t best_len = 0;
   for (std::size_t t = 0; t < types.size(); ++t) {
-    const std::vector<std::string> name = name_tokens(types[t]);
-    // A Slurm name must be a normalised name itself ("a100_80gb", not "A100-80GB").
-    std::string joined;
-    for (const std::string& n : name) joined += (joined.empty() ? "" : "_") + n;
-    if (joined != lower(types[t]) || !token_run(tokens, name)) continue;
-    if (name.size() > best_len) {
+    if (!gpu_type_matches(types[t], reported)) continue;
+    const std::size_t len = normalize_gpu_type(types[t]).size();
+    if (len > best_len) {
       best = static_cast<int>(t);
-      best_len = name.size();
+      best_len = len;
     }
   }
   return best;

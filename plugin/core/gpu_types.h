@@ -43,12 +43,11 @@ struct GpuTypes {
 GpuTypes group_gpu_types(const std::vector<std::string>& node_types);
 
 /// The index in `types` (the cluster's Slurm type names) of the type a
-/// hint's `hint_type` names, -1 for none: a type whose name equals it
-/// ignoring case, else one whose lower-case name equals a run of
-/// consecutive '_'-separated tokens of the normalised hint name (lower
-/// case, every run of other characters than letters and digits one '_'):
-/// "NVIDIA H100 80GB HBM3" names h100 (one token) and h100_80gb; the
-/// longest match wins, then the first. "" names no type.
+/// hint's `hint_type` names, -1 for none, by the spool library's one rule
+/// (pollux/gpu_type.h: gpu_type_matches(): equal once normalised, or a run
+/// of whole tokens of the normalised hint name: "NVIDIA H100 80GB HBM3"
+/// names h100 and h100_80gb); of several, the longest name wins, then the
+/// first. "" names no type.
 int match_gpu_type(std::string_view hint_type, const std::vector<std::string>& types);
 
 /// TypeRatios' seed for `types`: the administrator's speed of each, 1 for a

@@ -25,6 +25,8 @@ std::optional<JobModel> model_from_hint(const Hint& hint, std::string* why_none)
   if (!hint.grad) return none("no gradient statistics yet");
   std::optional<JobModel> m = model_from_fit(*hint.perf, *hint.grad, hint.limits);
   if (!m) return none("no valid batch configuration on one GPU");
+  m->gpu_type = hint.gpu_type;
+  for (const HintTypePerf& t : hint.type_perf) m->type_perf.emplace_back(t.gpu_type, t.perf);
   return m;
 }
 

@@ -71,6 +71,19 @@ TEST(GpuTypes, AHintsFitBelongsToTheTypeItNamesElseWhereTheJobRuns) {
   EXPECT_FALSE(fits_by_type(std::nullopt, types, 0)[0]);
 }
 
+TEST(GpuTypes, TheModelKeepsTheHintsTypeNames) {
+  Hint h = pollux::test::full_hint();
+  h.gpu_type = "nvidia_a100-sxm4-40gb";
+  h.type_perf = {HintTypePerf{"nvidia_h100_80gb_hbm3", *h.perf}};
+  const JobModel m = model_of(h);
+  EXPECT_EQ(m.gpu_type, h.gpu_type);
+  ASSERT_EQ(m.type_perf.size(), 1u);
+  EXPECT_EQ(m.type_perf[0].first, "nvidia_h100_80gb_hbm3");
+  const auto fits = fits_by_type(m, {"a100", "h100", "v100"}, -1);
+  EXPECT_TRUE(fits[0] && fits[1]);
+  EXPECT_FALSE(fits[2]);
+}
+
 TEST(GpuTypes, AJobsSpeedupsOnEachTypeShareOneBase) {
   const std::vector<std::string> types = {"a100", "h100"};
   const TypeRatios ratios({1.0, 2.5});
