@@ -49,11 +49,18 @@ int reserve_for_rigid(const Snapshot& snap, const std::vector<int>& elastic_use,
   for (const RigidRequest& r : snap.rigid_queue) {
     std::vector<int> take(free.size(), 0);
     int placed = 0;
+    // A typed request (gpu:h100:2) fits only nodes of that type.
+    auto may_use = [&](std::size_t n) {
+      if (!snap.nodes[n].usable) return false;
+      if (r.gpu_type.empty()) return true;
+      const auto t = static_cast<std::size_t>(snap.nodes[n].type);
+      return t < snap.gpu_types.size() && snap.gpu_types[t] == r.gpu_type;
+    };
     if (r.gpus_per_node > 0) {
       int nodes = 0;
       for (std::size_t n : order) {
         if (nodes == r.nodes) break;
-        if (snap.nodes[n].usable && free[n] >= r.gpus_per_node) {
+        if (may_use(n) && free[n] >= r.gpus_per_node) {
           take[n] = r.gpus_per_node;
           ++nodes;
         }
@@ -64,7 +71,7 @@ int reserve_for_rigid(const Snapshot& snap, const std::vector<int>& elastic_use,
       int left = r.gpus;
       for (std::size_t n : order) {
         if (left == 0) break;
-        if (!snap.nodes[n].usable) continue;
+        if (!may_use(n)) continue;
         take[n] = std::min(free[n], left);
         left -= take[n];
       }

@@ -107,6 +107,7 @@ struct RigidRequest {
   int nodes = 1;          ///< minimum node count
   int gpus_per_node = 0;  ///< --gpus-per-node (0 when given per job)
   int gpus = 0;           ///< total GPUs (--gpus), when gpus_per_node is 0
+  std::string gpu_type;   ///< the GRES type it asks for ("": any), e.g. --gpus-per-node=h100:2
 };
 
 /// An elastic job that ended since a round last saw it, and the

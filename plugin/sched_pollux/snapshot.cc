@@ -40,10 +40,16 @@ std::optional<RigidRequest> rigid_request(const job_record_t* job, double now) {
   RigidRequest r;
   r.nodes = static_cast<int>(std::clamp<uint32_t>(job->details->min_nodes, 1, kMaxNodes));
   if (job->tres_per_node != nullptr) {
-    if (auto g = untyped_gpus_per_node(job->tres_per_node)) r.gpus_per_node = *g;
+    if (auto g = gpus_in_tres(job->tres_per_node)) {
+      r.gpus_per_node = g->gpus;
+      r.gpu_type = g->type;
+    }
   }
   if (r.gpus_per_node == 0 && job->tres_per_job != nullptr) {
-    if (auto g = untyped_gpus_per_node(job->tres_per_job)) r.gpus = *g;
+    if (auto g = gpus_in_tres(job->tres_per_job)) {
+      r.gpus = g->gpus;
+      r.gpu_type = g->type;
+    }
   }
   if (r.gpus_per_node == 0 && r.gpus == 0) return std::nullopt;
   return r;

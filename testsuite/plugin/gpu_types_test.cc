@@ -299,6 +299,33 @@ TEST(TypedRound, AClusterOfOneTypeIsScheduledExactlyAsAnUntypedOne) {
   EXPECT_NE(typed.decisions[0].comment.find(" type=a100"), std::string::npos) << typed.decisions[0].comment;
 }
 
+TEST(TypedRound, GpusAreKeptForARigidTypedJobOnNodesOfItsType) {
+  Snapshot snap = typed_snapshot();
+  snap.rigid_queue = {RigidRequest{1, 2, 0, "h100"}, RigidRequest{1, 0, 3, "a100"}};
+  snap.jobs = {pending(7)};
+  ScriptedPolicy policy;
+  policy.answer = {{}};
+  const RoundResult r = plan_round(snap, {input_with(std::nullopt)}, Params{}, &policy);
+  EXPECT_EQ(r.reserved_gpus, 5);
+  EXPECT_EQ(policy.seen_nodes[0].gpus, 1);  // 3 of the a100s' GPUs
+  EXPECT_EQ(policy.seen_nodes[1].gpus, 4);
+  EXPECT_EQ(policy.seen_nodes[2].gpus, 2);  // 2 GPUs of an h100 node
+  EXPECT_EQ(policy.seen_nodes[3].gpus, 4);
+  snap.rigid_queue = {RigidRequest{1, 2, 0, "v100"}};  // a type the cluster has not: nothing kept
+  EXPECT_EQ(plan_round(snap, {input_with(std::nullopt)}, Params{}, &policy).reserved_gpus, 0);
+}
+
+TEST(GpuTypes, GpuCountsAreReadFromTresTypedOrNot) {
+  EXPECT_EQ(gpus_in_tres("gres/gpu:h100:2")->type, "h100");
+  EXPECT_EQ(gpus_in_tres("gres/gpu:h100:2")->gpus, 2);
+  EXPECT_EQ(gpus_in_tres("gres:gpu:4")->type, "");
+  EXPECT_EQ(gpus_in_tres("gpu:a100_80gb:1")->gpus, 1);
+  for (const char* bad : {"gres/gpu:h100:0", "gres/gpu::2", "gres/gpu:h100:2,gres/foo:1", "gres/mps:2", "gres/gpu:x"})
+    EXPECT_FALSE(gpus_in_tres(bad)) << bad;
+  EXPECT_FALSE(untyped_gpus_per_node("gres/gpu:h100:2"));
+  EXPECT_EQ(untyped_gpus_per_node("gres/gpu:2"), 2);
+}
+
 TEST(TypedRound, LearntRatiosAreUsedOnlyOnClustersOfSeveralTypes) {
   TypeSpeedLearner learner;
   Snapshot snap = typed_snapshot({"a100"});
