@@ -90,13 +90,28 @@ TypedJobModel typed_job_model(const std::optional<JobModel>& model, const Elasti
     for (std::size_t t = 0; t < n; ++t) out.speedups[t] = range_speedup(model, range);
     return out;
   }
-  const std::vector<SpeedupFn> fns = typed->speedups();
+  if (!model) {  // linear, scaled by the types' speeds
+    const std::vector<SpeedupFn> fns = typed->speedups();
+    for (std::size_t t = 0; t < n; ++t)
+      if (fns[t]) out.speedups[t] = within_range(fns[t], range);
+    return out;
+  }
+  // With a model: one SpeedupFunction per type, shared by the policy's
+  // speedup and the view (the hint's own where it was measured: memoised
+  // across rounds), each scaled to the one base as TypedGoodput::speedups()
+  // does, so that a round builds no model twice.
+  const double base = typed->base_goodput();
   for (std::size_t t = 0; t < n; ++t) {
     const int ti = static_cast<int>(t);
     out.sources[t] = typed->source(ti);
-    if (fns[t]) out.speedups[t] = within_range(fns[t], range);
-    if (model && out.sources[t] != TypeModelSource::kNone)
-      out.models[t] = model_from_fit(typed->perf(ti), model->grad, model->limits);
+    if (out.sources[t] == TypeModelSource::kNone || !(base > 0)) continue;
+    out.models[t] = typed->perf(ti).to_array() == model->perf.to_array()
+                        ? model
+                        : model_from_fit(typed->perf(ti), model->grad, model->limits);
+    if (!out.models[t]) continue;  // no valid configuration on one GPU of this type
+    std::shared_ptr<const SpeedupFunction> fn = out.models[t]->speedup;
+    const double f = fn->base_goodput() / base;
+    out.speedups[t] = within_range([fn, f](int nodes, int replicas) { return (*fn)(nodes, replicas) * f; }, range);
   }
   return out;
 }

@@ -186,10 +186,11 @@ JobView view_of(const Snapshot& snap, const std::optional<JobModel>& model, cons
   const bool own = t >= 0 && static_cast<std::size_t>(t) < typed->models.size() && typed->models[t];
   JobView v = view_at(own ? typed->models[t] : model, nodes, g);
   if (t >= 0 && static_cast<std::size_t>(t) < snap.gpu_types.size()) v.gpu_type = snap.gpu_types[t];
+  // goodput = speedup x one-GPU goodput: the speedup is memoised per size.
   for (std::size_t k = 0; k < typed->models.size() && k < snap.gpu_types.size(); ++k)
-    if (typed->models[k])
-      v.goodput_by_type.emplace_back(snap.gpu_types[k],
-                                     view_at(typed->models[k], g > 0 ? nodes : 1, g > 0 ? g : 1).goodput);
+    if (const auto& m = typed->models[k])
+      v.goodput_by_type.emplace_back(snap.gpu_types[k], (*m->speedup)(g > 0 ? nodes : 1, g > 0 ? nodes * g : 1) *
+                                                            m->speedup->base_goodput());
   return v;
 }
 

@@ -13,7 +13,7 @@ mkdir -p "$CLUSTER_DIR/jobs"
 r=$(sbatch --parsable -J rigid -N 1 --gpus-per-node=h100:2 -o "$CLUSTER_DIR/jobs/rigid.out" \
       "$POLLUX_SRC/testsuite/slurm/rigid-job.sh")
 wait_until 30 "rigid job $r running on the h100" eval '[[ $(job_state "$r") == RUNNING && $(granted "$r") == n2:2 ]]'
-a=$(submit_digits a -N 1-2 --gpus-per-node=2 -- --epochs 60 --seed 3)
+a=$(submit_digits a -N 1-2 --gpus-per-node=2 -- --epochs 100 --seed 3)
 on_a100() { runs_as_decided "$a" && [[ $(comment_key "$a" type) == a100 && $(comment_key "$a" model) != none ]]; }
 wait_until 120 "job $a running on the a100 with a model" on_a100
 note "a on the a100: $(granted "$a") | $(system_comment "$a")"
