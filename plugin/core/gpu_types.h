@@ -89,7 +89,7 @@ class TypeSpeedLearner {
  public:
   const TypeRatios& ratios(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds);
   /// `fits`: fits_by_type() of job `job_id` (with no running type: only
-  /// the types its hint names); `alive`: call forget_others() to drop jobs gone.
+  /// the types its hint names); each pair of types is observed once per job.
   void learn(std::uint32_t job_id, const std::vector<std::optional<PerfParams>>& fits, const BatchLimits& limits);
   /// Jobs not in `alive` are forgotten (their observations stay).
   void forget_others(const std::vector<std::uint32_t>& alive);
