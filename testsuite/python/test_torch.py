@@ -143,7 +143,9 @@ def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
     # The hook's GPU path (one float32-accumulated reduction per bucket:
     # _device_norm, _device_dot) run on the CPU, against float64 and the
     # chunked pass the CPU path uses, for each gradient dtype; and the
-    # step's totals over per-bucket columns against the same sums. (The
+    # step's totals over per-bucket columns against the same sums, on
+    # both paths (a GPU's row of dot products, the CPU's of differences'
+    # norms, a real pair through the CPU's _Norms). (The
     # CPU's float32 reductions are less accurate than CUDA's tree, 3e-6
     # here: gpu-figures' run measures the GPU's, 1e-7 or better.)
     r = python("import torch\n"
@@ -161,13 +163,24 @@ def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
                "          abs(got[2] / exact[0] - 1) < 1e-5, abs(got[3] - exact[1]) < 1e-3 * exact[0],\n"
                "          abs(pair - exact[1]) < 1e-3 * exact[0])\n"
                "n = _Norms(torch.device('cpu'), [torch.zeros(1)] * 3)\n"
-               "n.acc[0] = torch.tensor([1.0, 2.0, 3.0]); n.acc[2] = torch.tensor([0.5, 0.25, 0.0])\n"
+               "n.acc[0] = torch.tensor([1.0, 2.0, 3.0])\n"
                "n.keep_averaged(1); n.acc[0] = torch.tensor([2.0, 0.0, 1.0])\n"
-               "print('TOTALS', n.totals(1).tolist())\n")
+               "n.acc[2] = torch.tensor([1.0, 2.0, 0.0])  # the CPU's row 2: |kept - averaged| per bucket\n"
+               "print('TOTALS', n.totals(1).tolist())\n"
+               "n.cuda = True; n.acc[2] = torch.tensor([0.5, 0.25, 0.0])  # the GPU's row 2: <kept, averaged>\n"
+               "print('GPU TOTALS', n.totals(1).tolist())\n"
+               "v = torch.randn(3 * 4096 + 17, generator=g); w = torch.randn(3 * 4096 + 17, generator=g)\n"
+               "n = _Norms(torch.device('cpu'), [torch.zeros(1)] * 3)\n"
+               "n.norm(v, n.cells[0], 0, 0); n.keep_averaged(1); n.reset(); n.norm(w, n.cells[0], 0, 0)\n"
+               "n.dot(v.clone(), w, n.cells[0], 0); t = n.totals(1).tolist()\n"
+               "ex = v.double().square().sum().item(), w.double().square().sum().item(), (v.double() * w.double()).sum().item()\n"
+               "print('PAIR', abs(t[0] / ex[1] - 1) < 1e-6, abs(t[2] / ex[0] - 1) < 1e-6, abs(t[3] - ex[2]) < 1e-6 * ex[0])\n")
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.split("\n")[:4]
     assert len(lines) == 4 and all(line.endswith("True True True True True") for line in lines), r.stdout
-    assert "TOTALS [5.0, 5.0, 14.0, 0.75]" in r.stdout, r.stdout
+    assert "\nTOTALS [5.0, 5.0, 14.0, 7.0]" in r.stdout, r.stdout  # (14 + 5 - 5) / 2
+    assert "GPU TOTALS [5.0, 5.0, 14.0, 0.75]" in r.stdout, r.stdout
+    assert "PAIR True True True" in r.stdout, r.stdout
 
 
 def test_a_missing_agent_library_is_a_clear_error():
