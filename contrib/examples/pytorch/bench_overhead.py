@@ -30,7 +30,11 @@ It reports the median wall time per step of each loop in microseconds
 (alternating blocks, --repeats runs of --rounds blocks) and pollux.torch's
 added host time per step, and attributes the hook's share (the DDP comm
 hook's own time, measured in it with the host clock: it runs on
-autograd's thread, where a profiler of the main thread does not look).
+autograd's thread, where a profiler of the main thread does not look)
+and each loop's host time per step in its phases (next(loader),
+zero_grad + forward, backward, optimizer.step()). --shape gpt: 12
+pre-norm transformer blocks of width 64 over 32 tokens with AdamW instead
+(27 buckets).
 """
 import argparse
 import json
