@@ -66,9 +66,10 @@ class _ChunkPlan:
     """The CPU's |t| of one tensor kept from step to step (a bucket, or the
     buffer a bucket is kept in), as three operations and no allocation:
     the 4096-element rows' norms in float32 (half precision widened) into
-    a buffer made once, then their norm in double (the same sums as
-    _cpu_sqnorm's; per bucket, its dozen operations and their temporaries
-    were most of the hook's host time, doc/benchmarks.md)."""
+    a buffer made once, then their norm in double (the chunked sums of
+    _chunked, as accurate as a double pass; per bucket, their dozen
+    operations and temporaries were most of the hook's host time,
+    doc/benchmarks.md, "Host work per step")."""
 
     __slots__ = ("ptr", "numel", "dtype", "head", "tail", "rows_head", "rows_tail", "rows", "wide")
 
@@ -76,7 +77,8 @@ class _ChunkPlan:
         flat = t.reshape(-1)
         n = flat.numel()
         k = n - n % _CHUNK
-        self.ptr, self.numel, self.dtype = t.data_ptr(), n, t.dtype
+        # A non-contiguous t is read through a copy: such a plan never fits again.
+        self.ptr, self.numel, self.dtype = t.data_ptr() if t.is_contiguous() else None, n, t.dtype
         self.wide = torch.float32 if t.dtype in (torch.float16, torch.bfloat16) else None
         self.rows = torch.empty(k // _CHUNK + (k < n), dtype=self.wide or t.dtype)
         self.head = flat[:k].view(-1, _CHUNK) if k else None
@@ -159,9 +161,7 @@ class _Norms:
         self.cuda = device.type == "cuda"
         wide = torch.float64 if not self.cuda or any(p.dtype == torch.float64 for p in params) else torch.float32
         self.acc = torch.zeros((4, max(1, len(params))), dtype=wide, device=device)
-        # Per bucket its four cells (0-dim views), made once: the hook
-        # writes into them without an indexing operation.
-        self.cells = [tuple(c.unbind()) for c in self.acc.t()]
+        self._cells = {}  # bucket index -> its four cells (0-dim views), made once
         self.plans = {}  # (row, bucket index) -> _ChunkPlan (CPU)
         # The CPU's totals from the rows' sums of squares, one product:
         # local, averaged, kept, and the pair's <a, b> = (|a|^2 + |b|^2 - |a - b|^2) / 2.
@@ -169,6 +169,14 @@ class _Norms:
 
     def reset(self):
         self.acc[:3].zero_()
+
+    def cells(self, index):
+        """Bucket `index`'s column as four 0-dim views, which the hook's
+        operations write into (out=) without an indexing operation."""
+        cells = self._cells.get(index)
+        if cells is None:
+            cells = self._cells[index] = tuple(self.acc[row, index] for row in range(4))
+        return cells
 
     def _cpu_norm(self, t, out, key):
         plan = self.plans.get(key)
@@ -234,7 +242,7 @@ def _hook(session, bucket):
         buf.div_(s.accum + 1)  # the accumulated sum of micro-gradients -> their mean
     index = bucket.index()
     norms = s.norms
-    cells = norms.cells[index]
+    cells = norms.cells(index)
     norms.norm(buf, cells, 0, index)
     s.buckets += 1
     if bucket.is_last():
