@@ -9,7 +9,9 @@ contrib/bench/gpu-figures/run, part "torch"):
   against pollux.torch, alternating blocks in one process, same batch and
   precision: ResNet-50 (bf16, SGD, batch 64, 224x224) and a 12-layer
   GPT-like transformer (d 768, 32 k vocabulary, untied head: 134 M
-  parameters; bf16, AdamW, batch 8 x 512 tokens);
+  parameters; bf16, AdamW, batch 8 x 512 tokens); with each loop's host
+  time per step in its phases (loader, forward, backward, optimizer
+  step) and the time pollux.torch's step waits for the device;
 - model: the agent fixed to ResNet-50 configurations (atomic 16 to 256,
   64 x 2 and 64 x 4 micro-steps), the measured loader-to-loader time per
   optimizer step against the agent's fitted model;
@@ -42,6 +44,19 @@ def emit(**kv):
     print(json.dumps(kv), flush=True)
 
 
+def _add(ph, ta, tb, tc, td, te):
+    """Sums one (micro-)step's host phases into ph: the loader (ta to tb),
+    zero_grad + forward, backward, the optimizer; counts it; returns te."""
+    for i, d in enumerate((tb - ta, tc - tb, td - tc, te - td)):
+        ph[i] += d
+    ph[4] += 1
+    return te
+
+
+def _per_step_ms(ph):
+    return {k: round(1e3 * v / max(ph[4], 1), 3) for k, v in zip(("loader", "forward", "backward", "step"), ph)}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tiny", action="store_true", help="small models and few steps (a check of the script)")
@@ -59,6 +74,11 @@ def main():
     from torch.nn.parallel import DistributedDataParallel
 
     env = pollux.init_process_group()
+    from pollux.torch import _session
+
+    def pollux_session():
+        return _session.get()
+
     dev = env.device
     cuda = dev.type == "cuda"
     tiny = args.tiny
@@ -157,44 +177,59 @@ def main():
             return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), b[:, 1:].reshape(-1))
 
     # --- the loops ------------------------------------------------------------
-    def plain_block(model, opt, loader_iter, loss_fn, steps):
+    def plain_block(model, opt, loader_iter, loss_fn, steps, phases=None):
         """Plain DDP as users write it: no synchronisation; per-step times
         from one batch to the next (the host is throttled by the GPU's
-        queue, so in steady state this is the GPU's step time)."""
+        queue, so in steady state this is the GPU's step time). phases:
+        a list that sums the host time of the loader, zero_grad + forward,
+        backward and optimizer.step(), and counts the steps."""
         times, t0 = [], None
+        ph = phases if phases is not None else [0.0] * 5
         for _ in range(steps + 1):
+            ta = time.perf_counter()
             batch = next(loader_iter)
             now = time.perf_counter()
             if t0 is not None:
                 times.append(now - t0)
             t0 = now
             opt.zero_grad(set_to_none=True)
-            loss_fn(model, batch).backward()
+            loss = loss_fn(model, batch)
+            tb = time.perf_counter()
+            loss.backward()
+            tc = time.perf_counter()
             opt.step()
+            _add(ph, ta, now, tb, tc, time.perf_counter())
         return times
 
-    def pollux_block(model, opt, loader, loss_fn, steps, scaler=None, marks=None):
-        """marks: a list that gets (step, host time) at every batch (micro-steps too)."""
+    def pollux_block(model, opt, loader, loss_fn, steps, scaler=None, marks=None, phases=None):
+        """marks: a list that gets (step, host time) at every batch (micro-steps too);
+        phases: as plain_block's."""
         a = pollux.agent()
         times, last = [], None
+        ph = phases if phases is not None else [0.0] * 5
         while len(times) < steps:
+            ta = time.perf_counter()
             for batch in loader:
                 if marks is not None:
                     marks.append((a.step, time.perf_counter()))
+                now = time.perf_counter()
                 if last is None or a.step != last[0]:
-                    now = time.perf_counter()
                     if last is not None:
                         times.append(now - last[1])
                     last = (a.step, now)
                 opt.zero_grad(set_to_none=True)
                 loss = loss_fn(model, batch)
+                tb = time.perf_counter()
                 if scaler is not None:
                     scaler.scale(loss).backward()
+                    tc = time.perf_counter()
                     scaler.step(opt)
                     scaler.update()
                 else:
                     loss.backward()
+                    tc = time.perf_counter()
                     opt.step()
+                ta = _add(ph, ta, now, tb, tc, time.perf_counter())
                 if len(times) >= steps and a.step != last[0]:
                     break
         return times
@@ -228,13 +263,29 @@ def main():
         plain_loader = forever(torch.utils.data.DataLoader(dataset, batch_size=batch, shuffle=True))
         plain_block(plain, plain_opt, plain_loader, loss_fn, 3)
         pollux_block(model, opt, loader, loss_fn, 3)
-        pa, pb = [], []
+        pa, pb, pha, phb = [], [], [0.0] * 5, [0.0] * 5
+        # The step protocol's only wait (for the device to pass the current
+        # step's first event, when the previous step's record is read), timed.
+        clock = pollux_session().clock
+        real_wait, waited = clock.wait, [0.0]
+
+        def timed_wait(mark):
+            t = time.perf_counter()
+            real_wait(mark)
+            waited[0] += time.perf_counter() - t
+
+        clock.wait = timed_wait
         for _ in range(args.rounds):
-            pa += plain_block(plain, plain_opt, plain_loader, loss_fn, args.steps)
-            pb += pollux_block(model, opt, loader, loss_fn, args.steps)
+            pa += plain_block(plain, plain_opt, plain_loader, loss_fn, args.steps, phases=pha)
+            pb += pollux_block(model, opt, loader, loss_fn, args.steps, phases=phb)
+        clock.wait = real_wait
+        # Host time per step in each phase of the loop: where pollux.torch's
+        # host work (or a wait) lies when the step is host-bound.
         emit(part="overhead", model=name, params=sum(q.numel() for q in plain_net.parameters()), batch=batch,
              precision="bf16", plain_ms=1e3 * statistics.median(pa), pollux_ms=1e3 * statistics.median(pb),
-             overhead_pct=100 * (statistics.median(pb) / statistics.median(pa) - 1), **info)
+             overhead_pct=100 * (statistics.median(pb) / statistics.median(pa) - 1),
+             plain_phases_ms=_per_step_ms(pha), pollux_phases_ms=_per_step_ms(phb),
+             pollux_wait_ms=round(1e3 * waited[0] / max(phb[4], 1), 3), **info)
 
     def resnet_session():
         batch = 16 if tiny else 64
