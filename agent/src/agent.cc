@@ -116,7 +116,9 @@ struct Agent::Impl {
   JobEnvironment env;
   int rank = 0, replicas = 1, nodes = 1;
   GradNoiseEstimator estimator;
-  ProfileTable profile{kHintMaxSamples};
+  ProfileTable profile{kHintMaxSamples};  // of this run's GPU type
+  std::string gpu_type;                    // reported_gpu_type(): the hint's gpu_type
+  std::vector<HintTypePerf> type_perf;     // the job's fits on the other types it ran on
   std::string spool_dir;  // "" = no hints
   CheckpointStore store;
   std::unique_ptr<Adapter> adapter;  // rank 0
@@ -156,6 +158,7 @@ struct Agent::Impl {
         opt(std::move(o)),
         env(std::move(e)),
         estimator((opt.validate(), opt.limits.init_batch), opt.smoothing),
+        gpu_type(reported_gpu_type(opt)),
         store(checkpoint_root(opt, env), env.restart_count),
         resize_signal(opt.resize_signal, decision_path(opt, env), env.restart_count) {
     external = dynamic_cast<agent_detail::ExternalBackend*>(backend.get());
@@ -178,6 +181,7 @@ struct Agent::Impl {
             env.job_id, env.restart_count, replicas, nodes, opt.limits.init_batch, opt.limits.max_batch,
             opt.limits.min_atomic, opt.limits.max_atomic, opt.limits.accumulation ? ", accumulation" : "",
             spool_dir.empty() ? "off" : hint_path(spool_dir, env.job_id).c_str(), store.root().c_str());
+        if (!gpu_type.empty()) log(rank, "GPU type %s", gpu_type.c_str());
       }
       if (env.ntasks > 0 && env.ntasks != replicas)
         log(rank, "SLURM_NTASKS=%d but the communicator has %d rank(s): the agent counts the communicator's",
@@ -229,6 +233,8 @@ struct Agent::Impl {
     h.limits = opt.limits;
     if (estimator.has_estimate()) h.grad = estimator.stats();
     h.config = HintConfig{nodes, replicas, atomic, accum};
+    h.gpu_type = gpu_type;
+    h.type_perf = type_perf;
     h.progress = progress;
     h.step = step;
     h.profile = profile.samples();
@@ -362,8 +368,10 @@ struct Agent::Impl {
     s.config = HintConfig{nodes, replicas, atomic, accum};
     s.estimator_init_batch = estimator.init_batch();
     s.estimator = estimator.state();
+    s.gpu_type = gpu_type;
     if (adapter) s.perf = adapter->perf();
     s.profile = profile.entries();
+    s.type_perf = type_perf;
     const std::string err = write_file_atomic(dir + "/" + agent_detail::kAgentStateFile,
                                               agent_detail::emit_agent_state(s));
     if (!err.empty()) throw std::runtime_error(err);
@@ -502,7 +510,14 @@ struct Agent::Impl {
       log(rank, "initial batch changed from %g to %g: gradient statistics start afresh", s.estimator_init_batch,
           opt.limits.init_batch);
     }
+    const std::string ran_on = s.gpu_type;
+    if (agent_detail::switch_gpu_type(s, gpu_type) && rank == 0 && opt.verbose >= 1)
+      log(rank, "the checkpoint was taken on GPU type %s, this run is on %s: %s, the fit on %s kept",
+          ran_on.c_str(), gpu_type.empty() ? "an unknown type" : gpu_type.c_str(),
+          s.perf ? "this type's earlier fit resumes with a new profile" : "a new profile and fit for this type",
+          ran_on.c_str());
     profile.assign(s.profile);
+    type_perf = s.type_perf;
     if (s.job_id != env.job_id && rank == 0)
       log(rank, "the checkpoint in %s is of job %u, this is job %u", dir.c_str(), s.job_id, env.job_id);
     backend->reset();

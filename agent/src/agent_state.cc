@@ -67,6 +67,30 @@ const auto entry_fields = [](auto& f, auto& p) {
 
 }  // namespace
 
+bool switch_gpu_type(AgentState& s, const std::string& gpu_type) {
+  if (s.gpu_type == gpu_type || s.gpu_type.empty()) {
+    s.gpu_type = gpu_type;
+    return false;
+  }
+  auto& fits = s.type_perf;
+  const auto of = [&](const std::string& name) {
+    return std::find_if(fits.begin(), fits.end(), [&](const HintTypePerf& tp) { return tp.gpu_type == name; });
+  };
+  if (s.perf) {
+    if (auto old = of(s.gpu_type); old != fits.end()) fits.erase(old);
+    fits.push_back(HintTypePerf{s.gpu_type, *s.perf});
+  }
+  s.perf.reset();
+  if (auto mine = of(gpu_type); mine != fits.end()) {
+    s.perf = mine->perf;
+    fits.erase(mine);
+  }
+  if (fits.size() > kHintMaxTypes) fits.erase(fits.begin(), fits.end() - kHintMaxTypes);
+  s.profile.clear();
+  s.gpu_type = gpu_type;
+  return true;
+}
+
 std::string emit_agent_state(const AgentState& s) {
   yaml::Emitter e;
   e.begin_map();
@@ -79,6 +103,7 @@ std::string emit_agent_state(const AgentState& s) {
   e.begin_map();
   estimator_fields(w, s.estimator_init_batch, s.estimator);
   e.end_map();
+  if (!s.gpu_type.empty()) emit_gpu_type(e, "gpu_type", s.gpu_type);
   if (s.perf) e.plain("perf"), emit(e, *s.perf);
   e.plain("profile");
   e.begin_seq();
@@ -92,6 +117,7 @@ std::string emit_agent_state(const AgentState& s) {
     e.end_map();
   }
   e.end_seq();
+  emit_type_perf(e, "type_perf", s.type_perf);
   e.end_map();
   return e.finish();
 }
@@ -130,8 +156,10 @@ AgentState parse_agent_state(std::string_view text) {
   s.limits = r.sub("limits", read_limits);
   s.config = r.sub("config", read_config);
   s.estimator = r.sub("estimator", [&](yaml::MapReader& sr) { return read_estimator(sr, s.estimator_init_batch); });
+  if (r.has("gpu_type")) s.gpu_type = read_gpu_type(r, "gpu_type");
   if (r.has("perf")) s.perf = r.sub("perf", read_perf);
   s.profile = r.each("profile", kHintMaxSamples, read_entry);
+  s.type_perf = read_type_perf(r, "type_perf", s.gpu_type);
   if (!r.finish()) throw std::runtime_error(r.error());
   return s;
 }

@@ -1,6 +1,7 @@
 // The agent's own state, saved in every checkpoint next to the model
 // (agent.yaml) and restored after a requeue: where training stands, the
-// gradient-noise estimator, the profile and the last fitted model.
+// gradient-noise estimator, the profile and the last fitted model of the
+// GPU type the run ran on, and the fits of the other types the job ran on.
 #ifndef POLLUX_AGENT_STATE_H
 #define POLLUX_AGENT_STATE_H
 
@@ -30,9 +31,24 @@ struct AgentState {
   HintConfig config;           ///< the configuration of the run that checkpointed
   double estimator_init_batch = 1;
   GradNoiseEstimator::State estimator;
+  /// The GPU type `perf` and `profile` were measured on ("": unknown, or
+  /// an agent older than the field).
+  std::string gpu_type;
   std::optional<PerfParams> perf;
   std::vector<ProfileEntry> profile;
+  /// The job's fits on the other GPU types it ran on (as Hint::type_perf).
+  std::vector<HintTypePerf> type_perf;
 };
+
+/// Makes `state`, a checkpoint of a run on state.gpu_type, the state of a
+/// run on `gpu_type`: profiles and fits are per type (samples of one type
+/// are fitted only with samples of that type). On the same type, or from
+/// a checkpoint whose type is unknown (an agent older than types), nothing
+/// changes. On another type the saved fit joins type_perf (replacing an
+/// older fit of that type; the oldest is dropped beyond kHintMaxTypes),
+/// this type's earlier fit, if any, leaves type_perf to be the starting
+/// fit, and the profile starts empty. Returns whether the type changed.
+bool switch_gpu_type(AgentState& state, const std::string& gpu_type);
 
 std::string emit_agent_state(const AgentState& state);
 /// Throws std::runtime_error with a one-line reason if the text is not a

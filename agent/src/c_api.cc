@@ -144,8 +144,8 @@ int pollux_agent_options_from_env(pollux_agent_options* o) {
     if (o == nullptr) throw std::invalid_argument("null options");
     pollux::AgentOptions a = pollux::agent_detail::from_c(*o);
     a.apply_environment();
-    // The directories stay as given: the agent reads POLLUX_SPOOL_DIR and
-    // POLLUX_CHECKPOINT_DIR itself when they are NULL.
+    // The text options stay as given: the agent reads POLLUX_SPOOL_DIR,
+    // POLLUX_CHECKPOINT_DIR and POLLUX_GPU_TYPE itself when they are NULL.
     to_c(a, o);
     return 0;
   });

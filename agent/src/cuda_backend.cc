@@ -225,6 +225,12 @@ std::unique_ptr<StepBackend> make_cuda_backend(MPI_Comm mpi, cudaStream_t stream
 std::unique_ptr<Agent> make_cuda_agent(MPI_Comm comm, cudaStream_t stream, AgentOptions options, ncclComm_t nccl) {
   auto c = make_mpi_communicator(comm);
   auto b = make_cuda_backend(comm, stream, nccl);
+  if (options.device_name.empty()) {  // the current device's, for the GPU type (reported_gpu_type())
+    int device = 0;
+    cudaDeviceProp prop{};
+    if (cudaGetDevice(&device) == cudaSuccess && cudaGetDeviceProperties(&prop, device) == cudaSuccess)
+      options.device_name = prop.name;
+  }
   return std::make_unique<Agent>(std::move(c), std::move(b), std::move(options), JobEnvironment::from_environment());
 }
 

@@ -15,6 +15,7 @@
 
 #include "pollux/agent.h"
 #include "pollux/agent_c.h"  // the options list
+#include "pollux/gpu_type.h"
 
 namespace pollux {
 namespace {
@@ -122,6 +123,29 @@ void AgentOptions::validate() const {
     throw std::invalid_argument("requeue_exit_code must be in [1, 255]");
   if (warmup_steps < 0 || min_profile_steps < 1)
     throw std::invalid_argument("warmup_steps must be >= 0 and min_profile_steps >= 1");
+}
+
+namespace {
+// gpu_type's variable, when `member` is gpu_type and `to` still empty.
+template <typename T>
+void gpu_type_variable(const AgentOptions&, const T&, const char*, std::string&) {}
+void gpu_type_variable(const AgentOptions& o, const std::string& member, const char* env, std::string& to) {
+  if (&member == &o.gpu_type && to.empty()) read_text(env, to, 0, 0);
+}
+}  // namespace
+
+std::string reported_gpu_type(const AgentOptions& o) {
+  // The C API leaves a text option that it read from the environment NULL
+  // (its strings are the caller's): the variable is read again here, named
+  // by the list.
+  std::string given = o.gpu_type;
+#define POLLUX_GPU_TYPE_VAR(type, name, member, env, read, lo, hi) gpu_type_variable(o, o.member, env, given);
+  POLLUX_AGENT_OPTIONS_FIELDS(POLLUX_GPU_TYPE_VAR)
+#undef POLLUX_GPU_TYPE_VAR
+  if (given.empty()) return normalize_gpu_type(o.device_name);
+  std::string name = normalize_gpu_type(given);
+  if (name.empty()) bad("gpu_type (POLLUX_GPU_TYPE)", given.c_str(), "no letter or digit to name a GPU type");
+  return name;
 }
 
 JobEnvironment JobEnvironment::from_environment() {

@@ -43,10 +43,12 @@ HintResult read_hint(const yaml::Node& root) {
   header_fields(f, h);
   h.limits = r.sub("limits", read_limits);
   h.config = r.sub("config", read_config);
+  if (r.has("gpu_type")) h.gpu_type = read_gpu_type(r, "gpu_type");
   if (r.has("perf")) h.perf = r.sub("perf", read_perf);
   if (r.has("grad")) h.grad = r.sub("grad", read_grad);
   h.max_profiled_replicas = static_cast<int>(r.integer("max_profiled_replicas", 0, kMaxReplicas));
   h.profile = r.each("profile", kHintMaxSamples, read_sample);
+  h.type_perf = read_type_perf(r, "type_perf", h.gpu_type);
   if (r.has("checkpoint")) h.checkpoint = r.sub("checkpoint", read_checkpoint);
   if (r.has("resize_signal")) h.resize_signal = static_cast<int>(r.integer("resize_signal", 1, kHintMaxSignal));
   if (!r.finish()) {
@@ -80,6 +82,7 @@ std::string emit_hint(const Hint& h) {
   header_fields(w, h);
   e.plain("limits"), emit(e, h.limits);
   e.plain("config"), emit(e, h.config);
+  if (!h.gpu_type.empty()) emit_gpu_type(e, "gpu_type", h.gpu_type);
   if (h.perf) e.plain("perf"), emit(e, *h.perf);
   if (h.grad) e.plain("grad"), emit(e, *h.grad);
   e.field("max_profiled_replicas", h.max_profiled_replicas);
@@ -91,6 +94,7 @@ std::string emit_hint(const Hint& h) {
     e.end_map();
   }
   e.end_seq();
+  emit_type_perf(e, "type_perf", h.type_perf);
   if (h.checkpoint) e.plain("checkpoint"), emit_map(e, *h.checkpoint, checkpoint_fields);
   if (h.resize_signal > 0) e.field("resize_signal", h.resize_signal);
   e.end_map();

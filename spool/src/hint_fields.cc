@@ -78,10 +78,69 @@ HintConfig read_config(yaml::MapReader& r) {
   return c;
 }
 
+void emit_gpu_type(yaml::Emitter& e, std::string_view key, const std::string& name) {
+  // YAML 1.1 reads these as booleans or null, and a leading digit, '.'
+  // or '-' may read as a number: quoted, so that any YAML reader sees text.
+  static constexpr std::string_view kWords[] = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"};
+  bool quote = name.empty() || !(name[0] >= 'a' && name[0] <= 'z');
+  for (std::string_view w : kWords) quote = quote || name == w;
+  e.plain(key);
+  if (quote)
+    e.string(name);
+  else
+    e.plain(name);
+}
+
+void emit_type_perf(yaml::Emitter& e, std::string_view key, const std::vector<HintTypePerf>& fits) {
+  if (fits.empty()) return;
+  e.plain(key);
+  e.begin_seq();
+  for (const HintTypePerf& tp : fits) {
+    e.begin_map();
+    emit_gpu_type(e, "gpu_type", tp.gpu_type);
+    e.plain("perf"), emit(e, tp.perf);
+    e.end_map();
+  }
+  e.end_seq();
+}
+
 ProfileSample read_sample(yaml::MapReader& r) {
   const ProfileSample s = read_fields<ProfileSample>(r, sample_fields);
   check_shape(r, s);
   return s;
+}
+
+}  // namespace pollux::hint_fields
+
+namespace pollux::hint_fields {
+
+std::string read_gpu_type(yaml::MapReader& r, std::string_view key) {
+  std::string name = r.text(key, kGpuTypeMaxLen);
+  if (r.ok() && !valid_gpu_type(name)) {
+    // Quoted back only when printable: the reason stays one line.
+    bool printable = true;
+    for (char c : name) printable = printable && c >= 0x20 && c < 0x7f;
+    r.fail(key, (printable ? "'" + name + "' is" : std::string("is")) + " not a GPU type name (1 to " +
+                    std::to_string(kGpuTypeMaxLen) + " characters of a-z, 0-9, '_', '.', '-')");
+  }
+  return name;
+}
+
+std::vector<HintTypePerf> read_type_perf(yaml::MapReader& r, std::string_view key, const std::string& current) {
+  if (!r.has(key)) return {};
+  std::vector<HintTypePerf> fits = r.each(key, kHintMaxTypes, [](yaml::MapReader& item) {
+    HintTypePerf tp;
+    tp.gpu_type = read_gpu_type(item, "gpu_type");
+    tp.perf = item.sub("perf", read_perf);
+    return tp;
+  });
+  for (std::size_t i = 0; i < fits.size() && r.ok(); ++i) {
+    const std::string name = std::string(key) + "[" + std::to_string(i) + "].gpu_type";
+    if (fits[i].gpu_type == current) r.fail(name, "'" + current + "' is the current gpu_type");
+    for (std::size_t j = 0; j < i && r.ok(); ++j)
+      if (fits[j].gpu_type == fits[i].gpu_type) r.fail(name, "'" + fits[i].gpu_type + "' repeats an earlier item");
+  }
+  return fits;
 }
 
 }  // namespace pollux::hint_fields

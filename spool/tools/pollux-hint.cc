@@ -37,10 +37,18 @@ std::map<std::string, std::string> flatten(const pollux::Hint& h) {
   f["config.replicas"] = std::to_string(h.config.replicas);
   f["config.atomic_batch"] = std::to_string(h.config.atomic_batch);
   f["config.accum_steps"] = std::to_string(h.config.accum_steps);
-  if (h.perf) {
+  const auto perf_fields = [&](const std::string& p, const pollux::PerfParams& perf) {
     const char* names[] = {"alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma", "alpha_1"};
-    const auto v = h.perf->to_array();
-    for (int i = 0; i < pollux::PerfParams::kCount; ++i) f[std::string("perf.") + names[i]] = n(v[i]);
+    const auto v = perf.to_array();
+    for (int i = 0; i < pollux::PerfParams::kCount; ++i) f[p + names[i]] = n(v[i]);
+  };
+  if (!h.gpu_type.empty()) f["gpu_type"] = h.gpu_type;
+  if (h.perf) perf_fields("perf.", *h.perf);
+  f["type_perf.count"] = std::to_string(h.type_perf.size());
+  for (std::size_t i = 0; i < h.type_perf.size(); ++i) {
+    const std::string p = "type_perf." + std::to_string(i) + ".";
+    f[p + "gpu_type"] = h.type_perf[i].gpu_type;
+    perf_fields(p + "perf.", h.type_perf[i].perf);
   }
   if (h.grad) {
     f["grad.sqr"] = n(h.grad->sqr);

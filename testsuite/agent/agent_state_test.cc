@@ -1,6 +1,8 @@
 // The agent's checkpointed state: exact round trip and clear rejections.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "agent_state.h"
 
 namespace pollux::agent_detail {
@@ -70,6 +72,86 @@ TEST(AgentState, RejectsDamage) {
   rejects("gamma: 1.25", "gamma: 11", "perf.gamma: 11 is out of range");
   rejects("progress: 1001.125", "progress: 1001.125\nextra: 1", "extra: unknown key");
   EXPECT_THROW(parse_agent_state("{"), std::runtime_error);
+}
+
+// A state measured on an H100 after runs on two other types.
+AgentState typed_state() {
+  AgentState s = sample_state();
+  s.gpu_type = "h100";
+  s.type_perf = {HintTypePerf{"a100", PerfParams{0.02, 0.0004, 0.02, 0.001, 0.005, 0.0005, 1.25}},
+                 HintTypePerf{"v100", PerfParams{0.04, 0.0008, 0.02, 0.001, 0.005, 0.0005, 1.5}}};
+  return s;
+}
+
+TEST(AgentState, TypesRoundTripAndAreRangeChecked) {
+  const AgentState s = typed_state();
+  const std::string text = emit_agent_state(s);
+  const AgentState r = parse_agent_state(text);
+  EXPECT_EQ(emit_agent_state(r), text);
+  EXPECT_EQ(r.gpu_type, "h100");
+  ASSERT_EQ(r.type_perf.size(), 2u);
+  EXPECT_EQ(r.type_perf[1].gpu_type, "v100");
+  EXPECT_EQ(r.type_perf[1].perf.to_array(), s.type_perf[1].perf.to_array());
+  EXPECT_EQ(emit_agent_state(sample_state()).find("gpu_type"), std::string::npos);  // untyped: as before
+  for (const auto& [from, to, reason] :
+       {std::tuple{"gpu_type: h100", "gpu_type: H100", "gpu_type: 'H100' is not a GPU type name"},
+        std::tuple{"- gpu_type: v100", "- gpu_type: a100", "type_perf[1].gpu_type: 'a100' repeats"},
+        std::tuple{"- gpu_type: a100", "- gpu_type: h100", "type_perf[0].gpu_type: 'h100' is the current"}}) {
+    std::string t = text;
+    t.replace(t.find(from), std::string(from).size(), to);
+    try {
+      parse_agent_state(t);
+      ADD_FAILURE() << "accepted: " << to;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(SwitchGpuType, TheSameOrAnUnknownTypeKeepsProfileAndFit) {
+  AgentState s = typed_state();
+  EXPECT_FALSE(switch_gpu_type(s, "h100"));
+  EXPECT_EQ(s.profile.size(), 1u);
+  EXPECT_TRUE(s.perf);
+  AgentState old = sample_state();  // an agent older than types
+  EXPECT_FALSE(switch_gpu_type(old, "h100"));
+  EXPECT_EQ(old.gpu_type, "h100");
+  EXPECT_EQ(old.profile.size(), 1u);
+}
+
+TEST(SwitchGpuType, AnotherTypeKeepsTheFitAndStartsItsOwnProfile) {
+  AgentState s = typed_state();
+  const PerfParams h100 = *s.perf, a100 = s.type_perf[0].perf;
+  // Onto a type the job never ran on: no fit, no profile; H100's fit kept.
+  AgentState t = s;
+  EXPECT_TRUE(switch_gpu_type(t, "l40s"));
+  EXPECT_EQ(t.gpu_type, "l40s");
+  EXPECT_FALSE(t.perf);
+  EXPECT_TRUE(t.profile.empty());
+  ASSERT_EQ(t.type_perf.size(), 3u);
+  EXPECT_EQ(t.type_perf[2].gpu_type, "h100");
+  EXPECT_EQ(t.type_perf[2].perf.to_array(), h100.to_array());
+  // Back onto a type it ran on: that type's fit resumes and leaves type_perf.
+  EXPECT_TRUE(switch_gpu_type(s, "a100"));
+  ASSERT_TRUE(s.perf);
+  EXPECT_EQ(s.perf->to_array(), a100.to_array());
+  EXPECT_TRUE(s.profile.empty());
+  ASSERT_EQ(s.type_perf.size(), 2u);
+  EXPECT_EQ(s.type_perf[0].gpu_type, "v100");
+  EXPECT_EQ(s.type_perf[1].gpu_type, "h100");
+  EXPECT_NO_THROW(parse_agent_state(emit_agent_state(s)));
+}
+
+TEST(SwitchGpuType, KeepsAtMostTheHintsNumberOfTypes) {
+  AgentState s = sample_state();
+  s.gpu_type = "t0";
+  for (int i = 1; i <= static_cast<int>(kHintMaxTypes) + 2; ++i) {
+    EXPECT_TRUE(switch_gpu_type(s, "t" + std::to_string(i)));
+    s.perf = PerfParams{};  // each run fits its type
+  }
+  ASSERT_EQ(s.type_perf.size(), kHintMaxTypes);
+  EXPECT_EQ(s.type_perf.front().gpu_type, "t2");  // the oldest went first
+  EXPECT_EQ(s.type_perf.back().gpu_type, "t17");
 }
 
 }  // namespace

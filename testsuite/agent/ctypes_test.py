@@ -20,7 +20,8 @@ class Options(ctypes.Structure):
                 ("checkpoint_dir", ctypes.c_char_p), ("requeue_mode", ctypes.c_int),
                 ("requeue_wait", ctypes.c_double), ("requeue_exit_code", ctypes.c_int),
                 ("resize_signal", ctypes.c_int), ("verbose", ctypes.c_int),
-                ("checkpoint_interval", ctypes.c_double)]
+                ("checkpoint_interval", ctypes.c_double), ("gpu_type", ctypes.c_char_p),
+                ("device_name", ctypes.c_char_p)]
 
 
 # The library's own account of the struct (pollux_agent_struct_layout): the

@@ -10,6 +10,9 @@
            relaunching mpirun with SLURM_RESTART_COUNT) resumes at the exact
            checkpointed step every time, loses no step, and reaches the
            validation accuracy of an unresized run within 2 points
+  types    a 2-rank run on one GPU type (POLLUX_GPU_TYPE) restarted on
+           another reports the new type, fits it from its own samples and
+           keeps the first type's fit in the hint's type_perf
 
 Exit codes: 0 pass, 1 fail, 77 skipped (trainer not built or no dataset;
 a failure instead when POLLUX_TESTS_NO_SKIP=1, as contrib/run-tests sets).
@@ -311,6 +314,27 @@ def test_resize(args, work):
           % (final["val_acc"], reference["val_acc"], diff, ACCURACY_TOLERANCE))
 
 
+# --------------------------------------------------------------------------
+def test_types(args, work):
+    job = 4401
+    common = ["--step-delay", "0.004", "--hidden", "16", "--log-every", "1000", "--checkpoint-every", "40"]
+    first = Run(args, 2, job_env(work, job, 0, POLLUX_GPU_TYPE="NVIDIA A100-SXM4-80GB"), common + ["--max-steps", "80"])
+    check(first.finish(300) == 0, "the run on the first type exits 0")
+    f = hint_fields(args, work, job)
+    check(f.get("gpu_type") == "nvidia_a100-sxm4-80gb", "the hint names the first type, normalised")
+    check("perf.alpha_c" in f and f["type_perf.count"] == "0", "the first type is fitted, no other type yet")
+    # Requeued onto a faster type (the local cluster's --gpu-types a100:1,h100:1:4).
+    second = Run(args, 2, job_env(work, job, 1, POLLUX_GPU_TYPE="h100", POLLUX_GPU_SPEED=4),
+                 common + ["--max-steps", "160"])
+    second.wait_for(r"^resumed step 80 ", 120)
+    check(second.finish(300) == 0, "the run on the second type exits 0")
+    f = hint_fields(args, work, job)
+    check(f.get("gpu_type") == "h100", "the hint names the second type")
+    check("perf.alpha_c" in f and int(f["profile.count"]) >= 1, "the second type is fitted from its own profile")
+    check(f["type_perf.count"] == "1" and f["type_perf.0.gpu_type"] == "nvidia_a100-sxm4-80gb"
+          and "type_perf.0.perf.alpha_c" in f, "the first type's fit is kept in type_perf")
+
+
 def skip(why):
     """77 (CTest: skipped), or 1 under POLLUX_TESTS_NO_SKIP=1."""
     if os.environ.get("POLLUX_TESTS_NO_SKIP") == "1":
@@ -322,7 +346,7 @@ def skip(why):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("test", choices=["hint", "profile", "resize"])
+    p.add_argument("test", choices=["hint", "profile", "resize", "types"])
     p.add_argument("--trainer", required=True)
     p.add_argument("--hint-tool", required=True)
     p.add_argument("--mpirun", required=True)
@@ -337,7 +361,7 @@ def main():
     work = tempfile.mkdtemp(prefix="pollux-digits-%s." % args.test)
     os.makedirs(os.path.join(work, "spool"))
     try:
-        {"hint": test_hint, "profile": test_profile, "resize": test_resize}[args.test](args, work)
+        {"hint": test_hint, "profile": test_profile, "resize": test_resize, "types": test_types}[args.test](args, work)
         print("PASS:", args.test)
         return 0
     except Failure as e:

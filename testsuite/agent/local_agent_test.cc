@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -840,6 +842,93 @@ TEST(LocalAgent, WritesAHintThatTheSchedulerAccepts) {
   EXPECT_FALSE(h.hint->profile.empty());
   EXPECT_EQ(h.hint->config.replicas, 1);
   EXPECT_EQ(h.hint->max_profiled_replicas, 1);
+}
+
+// A job requeued onto another GPU type (POLLUX_GPU_TYPE differs between its
+// runs, as the local cluster's --gpu-types sets it): each run reports its
+// type and profiles it afresh, and the fit of each type it left travels in
+// the checkpoint into the hint's type_perf, and back when the job returns.
+TEST(LocalAgent, ARestartOnAnotherGpuTypeKeepsEachTypesFit) {
+  TempDir dir;
+  SlurmJob job("9010");
+  AgentOptions o = options(dir);
+  o.adapt = true;
+  o.min_profile_steps = 3;
+  o.warmup_steps = 0;
+  std::vector<double> grad(500);
+  std::mt19937_64 rng(1);
+  const std::string hint_file = dir / "9010.hint.yaml";
+  const auto hint = [&] {
+    const HintResult h = read_hint_file(hint_file, ::getuid(), 9010);
+    EXPECT_TRUE(h) << h.error;
+    return h ? *h.hint : Hint{};
+  };
+  const auto checkpointed = [&] {
+    return agent_detail::parse_agent_state(
+        slurp(*CheckpointStore(dir / "ckpt").latest() + "/" + agent_detail::kAgentStateFile));
+  };
+  // Runs on `type`: restores, then (after `check`, on the hint the restore
+  // wrote) trains until the adaptation worker has fitted this type (at
+  // least 30 steps) and checkpoints.
+  const auto run_on = [&](const char* type, int restart, const std::function<void(const Hint&)>& check) {
+    ::setenv("POLLUX_GPU_TYPE", type, 1);
+    job.restart(restart);
+    auto a = make_local_agent(o);
+    ::unsetenv("POLLUX_GPU_TYPE");
+    EXPECT_EQ(a->restore(), restart > 0);
+    check(hint());
+    for (int t = 0; t < 30; ++t) noisy_step(*a, grad, rng, 0.05, 0.5);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!a->perf_params() && std::chrono::steady_clock::now() < give_up) noisy_step(*a, grad, rng, 0.05, 0.5);
+    a->checkpoint();
+  };
+
+  run_on("NVIDIA A100-SXM4-80GB", 0, [](const Hint& h) { EXPECT_EQ(h.gpu_type, "nvidia_a100-sxm4-80gb"); });
+  const agent_detail::AgentState on_a100 = checkpointed();
+  EXPECT_EQ(on_a100.gpu_type, "nvidia_a100-sxm4-80gb");
+  ASSERT_TRUE(on_a100.perf) << "no fit on the first type";
+  EXPECT_FALSE(on_a100.profile.empty());
+
+  run_on("h100", 1, [&](const Hint& h) {
+    EXPECT_EQ(h.gpu_type, "h100");
+    EXPECT_FALSE(h.perf) << "the A100's fit taken for the H100's";
+    EXPECT_TRUE(h.profile.empty()) << "the A100's samples in the H100's profile";
+    ASSERT_EQ(h.type_perf.size(), 1u);
+    EXPECT_EQ(h.type_perf[0].gpu_type, "nvidia_a100-sxm4-80gb");
+    EXPECT_EQ(h.type_perf[0].perf.to_array(), on_a100.perf->to_array());
+  });
+  const agent_detail::AgentState on_h100 = checkpointed();
+  ASSERT_TRUE(on_h100.perf) << "no fit on the second type";
+  EXPECT_EQ(on_h100.type_perf.size(), 1u);
+
+  run_on("NVIDIA A100-SXM4-80GB", 2, [&](const Hint& h) {  // back: the A100's fit resumes
+    EXPECT_EQ(h.gpu_type, "nvidia_a100-sxm4-80gb");
+    ASSERT_TRUE(h.perf);
+    EXPECT_EQ(h.perf->to_array(), on_a100.perf->to_array());
+    EXPECT_TRUE(h.profile.empty());
+    ASSERT_EQ(h.type_perf.size(), 1u);
+    EXPECT_EQ(h.type_perf[0].gpu_type, "h100");
+    EXPECT_EQ(h.type_perf[0].perf.to_array(), on_h100.perf->to_array());
+  });
+}
+
+// A GPU type given has to name one; without any the run is untyped.
+TEST(LocalAgent, TheGpuTypeComesFromTheOptionTheVariableOrTheDevice) {
+  TempDir dir;
+  AgentOptions o = options(dir);
+  o.device_name = "NVIDIA H100 80GB HBM3";
+  EXPECT_EQ(reported_gpu_type(o), "nvidia_h100_80gb_hbm3");
+  ::setenv("POLLUX_GPU_TYPE", "A100", 1);
+  EXPECT_EQ(reported_gpu_type(o), "a100");
+  o.gpu_type = "L40S";
+  EXPECT_EQ(reported_gpu_type(o), "l40s");
+  o.gpu_type.clear();
+  ::setenv("POLLUX_GPU_TYPE", " !! ", 1);
+  EXPECT_THROW(reported_gpu_type(o), std::invalid_argument);
+  EXPECT_THROW(make_local_agent(o), std::invalid_argument);
+  ::unsetenv("POLLUX_GPU_TYPE");
+  o.device_name.clear();
+  EXPECT_EQ(reported_gpu_type(o), "");
 }
 
 // Gives the latest checkpoint in `root` a model under which a large batch

@@ -12,6 +12,7 @@ namespace {
 
 using test::full_hint;
 using test::minimal_hint;
+using test::typed_hint;
 
 void expect_same(const Hint& a, const Hint& b) {
   EXPECT_EQ(a.version, b.version);
@@ -55,6 +56,12 @@ void expect_same(const Hint& a, const Hint& b) {
     EXPECT_EQ(a.checkpoint->ready_for_requeue, b.checkpoint->ready_for_requeue);
   }
   EXPECT_EQ(a.resize_signal, b.resize_signal);
+  EXPECT_EQ(a.gpu_type, b.gpu_type);
+  ASSERT_EQ(a.type_perf.size(), b.type_perf.size());
+  for (std::size_t i = 0; i < a.type_perf.size(); ++i) {
+    EXPECT_EQ(a.type_perf[i].gpu_type, b.type_perf[i].gpu_type);
+    EXPECT_EQ(a.type_perf[i].perf.to_array(), b.type_perf[i].perf.to_array());
+  }
 }
 
 TEST(HintRoundTrip, FullHintParsesBackIdentically) {
@@ -74,6 +81,50 @@ TEST(HintRoundTrip, MinimalHintWithoutOptionalSections) {
   EXPECT_EQ(text.find("checkpoint:"), std::string::npos);
   EXPECT_EQ(text.find("resize_signal:"), std::string::npos);  // no agent listens: moldable
   const HintResult r = parse_hint(text);
+  ASSERT_TRUE(r) << r.error;
+  expect_same(h, *r.hint);
+}
+
+TEST(HintRoundTrip, TypedHintParsesBackIdentically) {
+  const Hint h = typed_hint();
+  const std::string text = emit_hint(h);
+  EXPECT_NE(text.find("\ngpu_type: nvidia_h100_80gb_hbm3\nperf:\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ntype_perf:\n- gpu_type: a100\n  perf:\n    alpha_c: 0.025\n"), std::string::npos) << text;
+  const HintResult r = parse_hint(text);
+  ASSERT_TRUE(r) << r.error << "\n" << text;
+  expect_same(h, *r.hint);
+  EXPECT_EQ(emit_hint(*r.hint), text);
+}
+
+// Without a type the file is what it was before the fields existed, so an
+// older plugin reads it.
+TEST(HintRoundTrip, UntypedHintHasNoTypeFields) {
+  const std::string text = emit_hint(full_hint());
+  EXPECT_EQ(text.find("gpu_type"), std::string::npos) << text;
+  EXPECT_EQ(text.find("type_perf"), std::string::npos) << text;
+}
+
+// Names YAML would read as something else are quoted, and read back.
+TEST(HintRoundTrip, TypeNamesThatLookLikeNumbersOrBooleansAreQuoted) {
+  Hint h = typed_hint();
+  h.gpu_type = "1080";
+  h.type_perf[0].gpu_type = "true";
+  h.type_perf[1].gpu_type = ".5";
+  const std::string text = emit_hint(h);
+  EXPECT_NE(text.find("gpu_type: '1080'"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpu_type: 'true'"), std::string::npos) << text;
+  const HintResult r = parse_hint(text);
+  ASSERT_TRUE(r) << r.error << "\n" << text;
+  expect_same(h, *r.hint);
+}
+
+TEST(HintRoundTrip, AllTypesWithoutACurrentOne) {
+  Hint h = typed_hint();
+  h.gpu_type.clear();  // a CPU run after GPU runs
+  h.type_perf.resize(kHintMaxTypes, h.type_perf.front());
+  for (std::size_t i = 0; i < h.type_perf.size(); ++i) h.type_perf[i].gpu_type = "t" + std::to_string(i);
+  h.type_perf.back().gpu_type = std::string(kGpuTypeMaxLen, 'x');
+  const HintResult r = parse_hint(emit_hint(h));
   ASSERT_TRUE(r) << r.error;
   expect_same(h, *r.hint);
 }
@@ -115,6 +166,11 @@ TEST(HintRoundTrip, EmittedFileFitsTheSizeCapWithMaximalProfile) {
   h.profile.assign(kHintMaxSamples, ProfileSample{65536, 1048576, 1.0 / 3.0, 1.0 / 7.0, 1.0 / 9.0});
   h.max_profiled_replicas = 1048576;
   h.config = HintConfig{65536, 1048576, 100000000, 1000000};
+  h.gpu_type = std::string(kGpuTypeMaxLen, 'g');
+  h.type_perf.assign(kHintMaxTypes, HintTypePerf{"", PerfParams{1.0 / 3, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13,
+                                                                 1.0 / 17, 1.0 + 1.0 / 3, 1.0 / 19}});
+  for (std::size_t i = 0; i < kHintMaxTypes; ++i)
+    h.type_perf[i].gpu_type = std::string(kGpuTypeMaxLen - 2, 'x') + std::to_string(10 + i);
   EXPECT_LT(emit_hint(h).size(), kHintMaxBytes);
 }
 
@@ -129,11 +185,8 @@ struct Rejection {
 
 std::ostream& operator<<(std::ostream& os, const Rejection& r) { return os << r.name; }
 
-class HintRejects : public ::testing::TestWithParam<Rejection> {};
-
-TEST_P(HintRejects, WithAOneLineReason) {
-  const Rejection& c = GetParam();
-  std::string text = emit_hint(full_hint());
+void expect_rejected(const Hint& base, const Rejection& c) {
+  std::string text = emit_hint(base);
   const auto pos = text.find(c.from);
   ASSERT_NE(pos, std::string::npos) << "test setup: '" << c.from << "' not in\n" << text;
   text.replace(pos, std::string(c.from).size(), c.to);
@@ -142,6 +195,12 @@ TEST_P(HintRejects, WithAOneLineReason) {
   EXPECT_NE(r.error.find(c.reason), std::string::npos) << "error was: " << r.error;
   EXPECT_EQ(r.error.find('\n'), std::string::npos) << "not one line: " << r.error;
 }
+
+class HintRejects : public ::testing::TestWithParam<Rejection> {};
+TEST_P(HintRejects, WithAOneLineReason) { expect_rejected(full_hint(), GetParam()); }
+
+class TypedHintRejects : public ::testing::TestWithParam<Rejection> {};
+TEST_P(TypedHintRejects, WithAOneLineReason) { expect_rejected(typed_hint(), GetParam()); }
 
 const Rejection kRejections[] = {
     // Version
@@ -239,6 +298,40 @@ const Rejection kRejections[] = {
 INSTANTIATE_TEST_SUITE_P(EveryField, HintRejects,
                          ::testing::ValuesIn(kRejections),
                          [](const auto& info) { return std::string(info.param.name); });
+
+const Rejection kTypedRejections[] = {
+    {"GpuTypeUpperCase", "gpu_type: nvidia_h100", "gpu_type: NVIDIA_h100", "gpu_type: 'NVIDIA_h100_80gb_hbm3' is not a GPU type name"},
+    {"GpuTypeSpace", "gpu_type: nvidia_h100_80gb_hbm3", "gpu_type: 'nvidia h100'", "gpu_type: 'nvidia h100' is not a GPU type name"},
+    {"GpuTypeEmpty", "gpu_type: nvidia_h100_80gb_hbm3", "gpu_type: ''", "gpu_type: '' is not a GPU type name"},
+    {"GpuTypeNewline", "gpu_type: nvidia_h100_80gb_hbm3", "gpu_type: \"a\\nb\"", "gpu_type: is not a GPU type name"},
+    {"GpuTypeTooLong", "gpu_type: nvidia_h100_80gb_hbm3", "gpu_type: nvidia_h100_80gb_hbm3_nvidia_h100_80gb_hbm3_nvidia_h100_80gb_hbm3",
+     "gpu_type: longer than 64 bytes"},
+    {"GpuTypeNotAScalar", "gpu_type: nvidia_h100_80gb_hbm3", "gpu_type: [h100]", "gpu_type: expected a scalar, found a sequence"},
+    {"TypePerfNotASequence", "type_perf:\n", "type_perf: a100\nxtype_perf:\n", "type_perf: expected a sequence, found a scalar"},
+    {"TypePerfItemNotAMap", "type_perf:\n", "type_perf:\n- a100\n", "type_perf[0]: expected a map, found a scalar"},
+    {"TypePerfBadName", "- gpu_type: a100", "- gpu_type: A100", "type_perf[0].gpu_type: 'A100' is not a GPU type name"},
+    {"TypePerfMissingName", "- gpu_type: a100\n  perf:", "- perf:", "type_perf[0].gpu_type: missing"},
+    {"TypePerfMissingPerf", "- gpu_type: a100\n  perf:", "- gpu_type: a100\n  xperf:", "type_perf[0].perf: missing"},
+    {"TypePerfCurrentType", "- gpu_type: a100", "- gpu_type: nvidia_h100_80gb_hbm3",
+     "type_perf[0].gpu_type: 'nvidia_h100_80gb_hbm3' is the current gpu_type"},
+    {"TypePerfRepeated", "- gpu_type: tesla_v100-sxm2-16gb", "- gpu_type: a100", "type_perf[1].gpu_type: 'a100' repeats an earlier item"},
+    {"TypePerfGammaOutOfRange", "gamma: 1.25", "gamma: 11", "type_perf[0].perf.gamma: 11 is out of range"},
+    {"TypePerfNegativeAlpha1", "alpha_1: 0.02", "alpha_1: -1", "type_perf[1].perf.alpha_1: -1 is out of range"},
+    {"TypePerfMissingField", "    beta_c: 5e-04\n", "", "type_perf[0].perf.beta_c: missing"},
+    {"TypePerfUnknownKey", "- gpu_type: a100\n", "- gpu_type: a100\n  speed: 2\n", "type_perf[0].speed: unknown key"},
+};
+
+INSTANTIATE_TEST_SUITE_P(EveryField, TypedHintRejects, ::testing::ValuesIn(kTypedRejections),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(HintRejectsDocument, TooManyTypes) {
+  Hint h = typed_hint();
+  h.type_perf.resize(kHintMaxTypes + 1, h.type_perf.front());
+  for (std::size_t i = 0; i < h.type_perf.size(); ++i) h.type_perf[i].gpu_type = "t" + std::to_string(i);
+  const HintResult r = parse_hint(emit_hint(h));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error.find("type_perf: 17 items, more than 16"), std::string::npos) << r.error;
+}
 
 TEST(HintRejectsDocument, SecondDocument) {
   const HintResult r = parse_hint(emit_hint(full_hint()) + "---\nversion: 1\n");

@@ -45,6 +45,16 @@ inline Hint full_hint() {
   return h;
 }
 
+/// full_hint() measured on an H100, with fits from two types it ran on
+/// before (hint_test.cc's typed rejections refer to these values by text).
+inline Hint typed_hint() {
+  Hint h = full_hint();
+  h.gpu_type = "nvidia_h100_80gb_hbm3";
+  h.type_perf = {HintTypePerf{"a100", PerfParams{0.025, 0.0005, 0.004, 0.0002, 0.002, 0.0001, 1.25}},
+                 HintTypePerf{"tesla_v100-sxm2-16gb", PerfParams{0.05, 0.001, 0.004, 0.0002, 0.002, 0.0001, 1.5, 0.02}}};
+  return h;
+}
+
 /// A fresh private directory under $TMPDIR, removed by the destructor.
 class TempDir {
  public:

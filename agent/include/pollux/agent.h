@@ -161,6 +161,15 @@ struct AgentOptions {
   int requeue_exit_code = 75;   ///< EX_TEMPFAIL; list it in slurm.conf's RequeueExit
   int resize_signal = SIGUSR1;  ///< the signal sched/pollux sends (0: none handled)
 
+  /// The GPU type this process reports in its hint (doc/agent.md, "GPU
+  /// type"); "" = $POLLUX_GPU_TYPE, else the type of device_name.
+  std::string gpu_type;
+  /// The name of the GPU the process trains on, as its driver or framework
+  /// gives it ("NVIDIA H100 80GB HBM3"): make_cuda_agent() sets its CUDA
+  /// device's, a framework binding its own (pollux.torch:
+  /// torch.cuda.get_device_name()); "" = none (a CPU run: no type).
+  std::string device_name;
+
   int warmup_steps = 2;         ///< steps not profiled after a start or a config change
   int min_profile_steps = 5;    ///< profiled steps after which a new config counts as a profile change
   int verbose = 1;              ///< 0 quiet, 1 decisions (rank 0), 2 debug
@@ -171,6 +180,13 @@ struct AgentOptions {
   /// Throws std::invalid_argument naming the first inconsistent option.
   void validate() const;
 };
+
+/// The GPU type a process with these options reports (doc/agent.md, "GPU
+/// type"): normalize_gpu_type() (pollux/gpu_type.h) of options.gpu_type,
+/// else of $POLLUX_GPU_TYPE, else of options.device_name; "" when none
+/// names a type (a CPU run). Throws std::invalid_argument when a type
+/// given has no letter or digit.
+std::string reported_gpu_type(const AgentOptions& options);
 
 /// What the job learns from Slurm's environment.
 struct JobEnvironment {

@@ -51,7 +51,9 @@ enum pollux_step_action { POLLUX_CONTINUE = 0, POLLUX_REQUEUE_EXIT_NOW = 1 };
   X(int, requeue_exit_code, requeue_exit_code, "POLLUX_REQUEUE_EXIT_CODE", integer, 1, 255)          \
   X(int, resize_signal, resize_signal, "POLLUX_RESIZE_SIGNAL", signal, 0, 64) /* 0: none */          \
   X(int, verbose, verbose, "POLLUX_VERBOSE", integer, 0, 3)                                          \
-  X(double, checkpoint_interval, checkpoint_interval, "POLLUX_CHECKPOINT_INTERVAL", real, 0, 86400.0 * 365)
+  X(double, checkpoint_interval, checkpoint_interval, "POLLUX_CHECKPOINT_INTERVAL", real, 0, 86400.0 * 365) \
+  X(const char*, gpu_type, gpu_type, "POLLUX_GPU_TYPE", text, 0, 0) /* NULL: $POLLUX_GPU_TYPE, else device_name */ \
+  X(const char*, device_name, device_name, "", none, 0, 0) /* the GPU's name (a framework's); NULL: none (a CUDA agent: its device's) */
 
 #define POLLUX_C_FIELD(type, name) type name;
 #define POLLUX_C_OPTION(type, name, member, env, read, lo, hi) type name;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <thread>
 #include <tuple>
@@ -79,7 +80,9 @@ std::optional<int> parse_options(int argc, char** argv, const char* description,
       ->delimiter(',')->check(CLI::Range(1, 100000000));
   app.add_option("--schedule-steps", o.schedule_steps, "steps per --schedule entry")
       ->check(CLI::Range(1, 1000000000))->capture_default_str();
-  app.add_option("--step-delay", o.step_delay, "seconds each micro-step also waits, as if for a GPU (slower demo steps)")
+  app.add_option("--step-delay", o.step_delay,
+                 "seconds each micro-step also waits, as if for a GPU (slower demo steps); divided by "
+                 "$POLLUX_GPU_SPEED where set (pollux-local-cluster --gpu-types: a faster GPU type)")
       ->check(CLI::Range(0.0, 60.0))->capture_default_str();
   app.add_option("--example-delay", o.example_delay, "and seconds more per example of its micro-batch")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
@@ -93,6 +96,17 @@ std::optional<int> parse_options(int argc, char** argv, const char* description,
   }
   o.accumulation = !no_accum;
   o.adapt = !no_adapt && o.schedule.empty();
+  // The emulated GPU's speed: its simulated time is shorter on a faster type.
+  if (const char* v = std::getenv("POLLUX_GPU_SPEED"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const double speed = std::strtod(v, &end);
+    if (*end != '\0' || !(speed > 0) || !std::isfinite(speed)) {
+      std::fprintf(stderr, "POLLUX_GPU_SPEED='%s': not a positive number\n", v);
+      return 2;
+    }
+    o.step_delay /= speed;
+    o.example_delay /= speed;
+  }
   return std::nullopt;
 }
 

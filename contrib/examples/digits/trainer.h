@@ -34,6 +34,7 @@ struct TrainOptions {
   int schedule_steps = 50;
   double step_delay = 0;       ///< seconds each micro-step sleeps, as a host waiting for a GPU would (demos)
   double example_delay = 0;    ///< and seconds more per example of the micro-batch
+                               ///< (both divided by $POLLUX_GPU_SPEED where set: an emulated GPU type's speed)
   double checkpoint_delay = 0; ///< seconds every rank's checkpoint callback also takes (a large model; fault tests)
 };
 

@@ -21,6 +21,8 @@ optimizer.step(), validation and checkpoints not counted).
 import pollux.torch as pollux  # noqa: I001
 
 import argparse
+import math
+import os
 import statistics
 import sys
 import time
@@ -75,9 +77,21 @@ def main():
     p.add_argument("--log-every", type=int, default=10, help="steps between progress lines")
     p.add_argument("--eval-every", type=int, default=10, help="steps between validations")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between explicit checkpoints (0: none)")
-    p.add_argument("--step-delay", type=float, default=0.0, help="seconds added per micro-step (emulates a GPU)")
-    p.add_argument("--example-delay", type=float, default=0.0, help="seconds added per example")
+    p.add_argument("--step-delay", type=float, default=0.0,
+                   help="seconds added per micro-step (emulates a GPU); divided by $POLLUX_GPU_SPEED where set "
+                        "(pollux-local-cluster --gpu-types: a faster GPU type)")
+    p.add_argument("--example-delay", type=float, default=0.0, help="seconds added per example (likewise)")
     o = p.parse_args()
+    speed = os.environ.get("POLLUX_GPU_SPEED")
+    if speed:
+        try:
+            speed = float(speed)
+        except ValueError:
+            speed = 0.0
+        if not (0 < speed < math.inf):
+            p.error(f"POLLUX_GPU_SPEED={os.environ['POLLUX_GPU_SPEED']!r}: not a positive number")
+        o.step_delay /= speed
+        o.example_delay /= speed
 
     torch.manual_seed(o.seed)
     pollux.init_process_group()                      # srun's tasks (gloo on CPU, NCCL on GPU) or one process

@@ -96,6 +96,9 @@ class Session:
             raise PolluxError("one ElasticDataLoader per job: it sets the batch size the agent adapts "
                               "(use a plain DataLoader for validation)")
         comm = self.comm if self.env.world_size > 1 else None
+        if options.device_name is None and self.env.device.type == "cuda":
+            # The agent names its GPU type from it (unless POLLUX_GPU_TYPE says; doc/agent.md).
+            options.device_name = torch.cuda.get_device_name(self.env.device)
         self.agent = _agent.Agent(options, comm, external=True)
         self.agent.on_checkpoint(self.save)
         self.agent.on_restore(self.load)

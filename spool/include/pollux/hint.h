@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "pollux/efficiency.h"
+#include "pollux/gpu_type.h"
 #include "pollux/goodput.h"
 #include "pollux/throughput.h"
 
@@ -30,6 +31,8 @@ inline constexpr std::size_t kHintMaxBytes = 256 * 1024;
 inline constexpr std::size_t kHintMaxSamples = 256;
 /// The highest signal number a hint may announce (Linux's SIGRTMAX).
 inline constexpr int kHintMaxSignal = 64;
+/// At most this many other GPU types' fits (Hint::type_perf).
+inline constexpr std::size_t kHintMaxTypes = 16;
 
 /// The configuration the job runs now.
 struct HintConfig {
@@ -47,6 +50,12 @@ struct HintCheckpoint {
   bool ready_for_requeue = false;
 };
 
+/// The job's throughput fit on a GPU type it ran on before.
+struct HintTypePerf {
+  std::string gpu_type;  ///< a valid_gpu_type() name
+  PerfParams perf;
+};
+
 struct Hint {
   int version = kHintFormatVersion;
   std::uint32_t job_id = 0;
@@ -57,6 +66,13 @@ struct Hint {
   std::optional<PerfParams> perf;    ///< absent until the agent has fitted a model
   std::optional<GradStats> grad;     ///< absent until measured
   HintConfig config;
+  /// The GPU type this run's perf, profile and config were measured on
+  /// (a valid_gpu_type() name, pollux/gpu_type.h); empty: unknown (CPU,
+  /// or an agent older than the field).
+  std::string gpu_type;
+  /// The job's fits on the OTHER GPU types it ran on before (never
+  /// gpu_type itself): distinct names, at most kHintMaxTypes.
+  std::vector<HintTypePerf> type_perf;
   double progress = 0;               ///< scale-invariant progress (sum of gains)
   long long step = 0;                ///< optimizer steps taken
   int max_profiled_replicas = 0;
@@ -82,7 +98,8 @@ struct HintResult {
 /// Parses and validates YAML text (libyaml parser): known version, every
 /// required field present and no unknown one, every number finite and in
 /// its documented range, limits consistent (BatchLimits::valid()), config
-/// and profile consistent. Never throws; the error is one line.
+/// and profile consistent, GPU type names valid and type_perf's distinct
+/// and other than gpu_type. Never throws; the error is one line.
 HintResult parse_hint(std::string_view yaml) noexcept;
 
 /// Reads <path> as untrusted input: O_NOFOLLOW, regular file, owned by

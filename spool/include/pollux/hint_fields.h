@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "pollux/hint.h"
 #include "pollux/yaml_doc.h"
@@ -137,11 +138,24 @@ void emit(yaml::Emitter& e, const HintConfig& config);
 /// Writes the sample's fields into an open (flow) map.
 void emit_fields(yaml::Emitter& e, const ProfileSample& sample);
 
+/// A GPU type name as the value of `key` in an open map: plain where
+/// YAML would read it as a string, else quoted ('1080', 'true').
+void emit_gpu_type(yaml::Emitter& e, std::string_view key, const std::string& name);
+/// The fits on other GPU types under `key` in an open map, as a sequence
+/// of block maps {gpu_type, perf}; nothing when there are none.
+void emit_type_perf(yaml::Emitter& e, std::string_view key, const std::vector<HintTypePerf>& fits);
+
 BatchLimits read_limits(yaml::MapReader& r);
 PerfParams read_perf(yaml::MapReader& r);
 GradStats read_grad(yaml::MapReader& r);
 HintConfig read_config(yaml::MapReader& r);
 ProfileSample read_sample(yaml::MapReader& r);
+/// The required GPU type name under `key`: refused unless valid_gpu_type().
+std::string read_gpu_type(yaml::MapReader& r, std::string_view key);
+/// The optional fits on other GPU types under `key` (none when absent):
+/// at most kHintMaxTypes, valid names, distinct, none equal to `current`
+/// (the record's own gpu_type).
+std::vector<HintTypePerf> read_type_perf(yaml::MapReader& r, std::string_view key, const std::string& current);
 
 }  // namespace pollux::hint_fields
 
