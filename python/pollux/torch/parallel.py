@@ -1,7 +1,6 @@
 """ElasticDataParallel: DistributedDataParallel whose communication hook
 feeds the agent's gradient statistics bucket by bucket."""
 import torch
-import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from .. import _agent
