@@ -49,8 +49,26 @@ std::optional<ElasticRange> parse_range(std::string_view text) {
 }
 
 std::optional<int> untyped_gpus_per_node(std::string_view tres) {
+  const auto g = gpus_in_tres(tres);
+  if (!g || !g->type.empty()) return std::nullopt;
+  return g->gpus;
+}
+
+std::optional<GpuCount> gpus_in_tres(std::string_view tres) {
   for (std::string_view prefix : {"gres:gpu:", "gres/gpu:", "gpu:"}) {
-    if (tres.substr(0, prefix.size()) == prefix) return to_int(tres.substr(prefix.size()), 1, 1024);
+    if (tres.substr(0, prefix.size()) != prefix) continue;
+    std::string_view rest = tres.substr(prefix.size());
+    GpuCount out;
+    const auto colon = rest.rfind(':');
+    if (colon != std::string_view::npos) {
+      out.type = std::string(rest.substr(0, colon));
+      if (out.type.empty() || out.type.find_first_of(":,=") != std::string::npos) return std::nullopt;
+      rest.remove_prefix(colon + 1);
+    }
+    const auto g = to_int(rest, 1, 1024);
+    if (!g) return std::nullopt;
+    out.gpus = *g;
+    return out;
   }
   return std::nullopt;
 }

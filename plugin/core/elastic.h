@@ -82,6 +82,15 @@ std::optional<ElasticRange> updated_range(const ElasticRange& now, unsigned min_
 /// and nothing else ("gres:gpu:4", "gres/gpu:4", "gpu:4"); nullopt otherwise.
 std::optional<int> untyped_gpus_per_node(std::string_view tres_per_node);
 
+/// A GPU count in a TRES string that asks for GPUs and nothing else, typed
+/// or not ("gres/gpu:h100:2", "gres:gpu:2", "gpu:a100:1"): its GRES type
+/// ("" untyped) and count; nullopt otherwise.
+struct GpuCount {
+  std::string type;
+  int gpus = 0;
+};
+std::optional<GpuCount> gpus_in_tres(std::string_view tres);
+
 /// Whether a per-job, per-socket or per-task TRES string asks for more than
 /// CPUs: from Slurm 24.11 sbatch writes --cpus-per-task into tres_per_task
 /// ("cpu=2"), which sizes nothing sched/pollux decides.

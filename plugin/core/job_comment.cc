@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace pollux::sched {
 namespace {
 
 constexpr std::string_view kSeparator = " | ";
+constexpr std::string_view kUntypedWord = "untyped";
 
 std::string number(double v, const char* format) {
   char buf[64];
@@ -60,6 +62,19 @@ std::string format_alloc(const Alloc& a) {
          log_safe(a.node_list, std::string::npos);
 }
 
+// A type name as the comment shows it: Slurm's ("untyped" for untyped
+// GPUs); a name with a character that would split the comment's words or
+// lists is escaped (log_safe), never cut.
+std::string type_word(const std::string& type) {
+  if (type.empty()) return std::string(kUntypedWord);
+  std::string out = log_safe(type, std::string::npos);
+  for (char& c : out)
+    if (c == ' ' || c == ',' || c == ':' || c == '=' || c == '|') c = '?';
+  return out;
+}
+
+std::string type_name(std::string_view word) { return word == kUntypedWord ? std::string() : std::string(word); }
+
 }  // namespace
 
 std::string slurm_time(double t) {
@@ -82,6 +97,13 @@ std::string format_comment(const JobView& v, const JobState& s) {
   } else {
     out += " model=none speedup=" + number(v.speedup, "%.2f");
   }
+  if (!v.gpu_type.empty() || !v.goodput_by_type.empty()) {
+    if (!v.gpu_type.empty()) out += " type=" + type_word(v.gpu_type);
+    std::string list;
+    for (const auto& [type, goodput] : v.goodput_by_type)
+      list += (list.empty() ? "" : ",") + type_word(type) + ":" + number(goodput, "%.4g");
+    if (!list.empty()) out += " goodput_by_type=" + list;
+  }
   if (!s.why.empty()) out += " why=" + std::string(s.why.text());
   if (v.start > 0) out += " start=" + slurm_time(v.start);
   out += std::string(kSeparator) + "state=" + phase_name(s.phase) + " range=" + format_range(s.range) +
@@ -89,6 +111,35 @@ std::string format_comment(const JobView& v, const JobState& s) {
          " submit=" + std::to_string(static_cast<long long>(s.submit));
   if (s.limit > 0) out += " limit=" + std::to_string(s.limit) + " used=" + std::to_string(s.used);
   if (s.limit > 0 && s.run > 0) out += " run=" + std::to_string(static_cast<long long>(s.run));
+  return out;
+}
+
+std::optional<CommentTypes> parse_comment_types(std::string_view comment) {
+  CommentTypes out;
+  if (comment.substr(0, kCommentPrefix.size()) != kCommentPrefix) return out;
+  const auto sep = comment.find(kSeparator);
+  for (std::string_view w : words(comment.substr(kCommentPrefix.size(), sep - kCommentPrefix.size()))) {
+    if (w.substr(0, 5) == "type=") {
+      if (w.size() == 5) return std::nullopt;
+      out.gpu_type = type_name(w.substr(5));
+    } else if (w.substr(0, 16) == "goodput_by_type=") {
+      std::string_view list = w.substr(16);
+      while (!list.empty()) {
+        const auto comma = list.find(',');
+        const std::string_view item = list.substr(0, comma);
+        const auto colon = item.rfind(':');
+        double goodput = 0;
+        if (colon == 0 || colon == std::string_view::npos) return std::nullopt;
+        const std::string value(item.substr(colon + 1));
+        char* end = nullptr;
+        goodput = std::strtod(value.c_str(), &end);
+        if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(goodput)) return std::nullopt;
+        out.goodput_by_type.emplace_back(type_name(item.substr(0, colon)), goodput);
+        if (comma == std::string_view::npos) break;
+        list.remove_prefix(comma + 1);
+      }
+    }
+  }
   return out;
 }
 

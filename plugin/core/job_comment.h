@@ -16,6 +16,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "elastic.h"
 #include "job_state.h"
@@ -76,9 +78,25 @@ struct JobView {
   /// as far as sched/pollux can tell (Unix time; 0: not such a job), as
   /// squeue --start shows it (round.h: requeue_start).
   double start = 0;
+  /// On a cluster with typed GPUs (gres types): the type of the GPUs it
+  /// holds or is promised (empty: none; "untyped" shown for untyped GPUs
+  /// beside typed ones), and its goodput estimate, examples per second, at
+  /// that size (at one GPU when it has none) on each type it has a model
+  /// for: type=h100 goodput_by_type=a100:120,h100:310.
+  std::string gpu_type;
+  std::vector<std::pair<std::string, double>> goodput_by_type;
 };
 
 std::string format_comment(const JobView& view, const JobState& state);
+
+/// The view's type= and goodput_by_type= of a comment format_comment()
+/// wrote (empty when it has none: an untyped cluster, an older comment);
+/// nullopt when one of them is damaged.
+struct CommentTypes {
+  std::string gpu_type;
+  std::vector<std::pair<std::string, double>> goodput_by_type;
+};
+std::optional<CommentTypes> parse_comment_types(std::string_view comment);
 
 /// A Unix time (rounded up to the second) as Slurm shows times: local,
 /// YYYY-MM-DDTHH:MM:SS.

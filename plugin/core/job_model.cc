@@ -23,24 +23,37 @@ std::optional<JobModel> model_from_hint(const Hint& hint, std::string* why_none)
   };
   if (!hint.perf) return none("no throughput parameters yet");
   if (!hint.grad) return none("no gradient statistics yet");
+  std::optional<JobModel> m = model_from_fit(*hint.perf, *hint.grad, hint.limits);
+  if (!m) return none("no valid batch configuration on one GPU");
+  m->gpu_type = hint.gpu_type;
+  for (const HintTypePerf& t : hint.type_perf) m->type_perf.emplace_back(t.gpu_type, t.perf);
+  return m;
+}
+
+std::optional<JobModel> model_from_fit(const PerfParams& perf, const GradStats& grad, const BatchLimits& limits) {
   try {
     JobModel m;
-    m.grad = *hint.grad;
-    m.limits = hint.limits;
-    m.speedup = std::make_shared<const SpeedupFunction>(
-        GoodputModel(*hint.perf, *hint.grad, hint.limits.init_batch), hint.limits);
+    m.perf = perf;
+    m.grad = grad;
+    m.limits = limits;
+    m.speedup = std::make_shared<const SpeedupFunction>(GoodputModel(perf, grad, limits.init_batch), limits);
     return m;
   } catch (const std::invalid_argument&) {
-    return none("no valid batch configuration on one GPU");
+    return std::nullopt;
   }
 }
 
 SpeedupFn range_speedup(const std::optional<JobModel>& model, const ElasticRange& range) {
   std::shared_ptr<const SpeedupFunction> fn = model ? model->speedup : nullptr;
-  return [fn, range](int nodes, int replicas) -> double {
+  if (!fn) return within_range(nullptr, range);
+  return within_range([fn](int nodes, int replicas) { return (*fn)(nodes, replicas); }, range);
+}
+
+SpeedupFn within_range(SpeedupFn fn, const ElasticRange& range) {
+  return [fn = std::move(fn), range](int nodes, int replicas) -> double {
     if (nodes <= 0 || replicas <= 0 || replicas % nodes != 0) return 0.0;
     if (!range.allows(nodes, replicas / nodes)) return 0.0;
-    return fn ? (*fn)(nodes, replicas) : static_cast<double>(replicas);
+    return fn ? fn(nodes, replicas) : static_cast<double>(replicas);
   };
 }
 

@@ -4,6 +4,7 @@
 
 #include <strings.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -135,6 +136,37 @@ Rule<unsigned long long> signals() {
           }};
 }
 
+// "a100=1:h100=2.5": GPU type names (Slurm's GRES types) and their
+// relative speeds, ':'-separated (',' separates SchedulerParameters).
+Rule<GpuTypeSpeeds> type_speeds() {
+  return {[](std::string_view value, GpuTypeSpeeds& out) -> std::string {
+            const char* form = "must be TYPE=SPEED pairs separated by ':' (speeds in (0, 1000])";
+            GpuTypeSpeeds speeds;
+            for (;;) {
+              const auto colon = value.find(':');
+              const std::string_view pair = value.substr(0, colon);
+              const auto eq = pair.find('=');
+              if (eq == 0 || eq == std::string_view::npos) return form;
+              const std::string_view name = pair.substr(0, eq);
+              for (const char c : name)
+                if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' && c != '+')
+                  return form;
+              const auto speed = to_double(pair.substr(eq + 1));
+              if (!speed || *speed <= 0 || *speed > 1000) return form;
+              speeds[std::string(name)] = *speed;
+              if (colon == std::string_view::npos) break;
+              value.remove_prefix(colon + 1);
+            }
+            out = std::move(speeds);
+            return {};
+          },
+          [](const GpuTypeSpeeds& speeds) {
+            std::string out;
+            for (const auto& [name, speed] : speeds) out += (out.empty() ? "" : ":") + name + "=" + plain(speed);
+            return out;
+          }};
+}
+
 constexpr bool kPolicy = true;   // a change rebuilds the policy
 constexpr bool kPlugin = false;  // read by the plugin alone
 
@@ -179,6 +211,8 @@ const std::vector<ParameterRow>& parameter_table() {
           "the signals an agent may announce for its resize requests"),
       row("pollux_metrics_file", &Params::metrics_file, path(), nullptr, kPlugin,
           "the Prometheus text file written each round"),
+      row("pollux_gpu_type_speeds", &Params::gpu_type_speeds, type_speeds(), nullptr, kPlugin,
+          "relative speeds of the GPU types (TYPE=SPEED:...), the seed of the per-type model"),
   };
   return table;
 }

@@ -6,6 +6,7 @@
 #define POLLUX_SCHED_PARAMS_H
 
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,11 @@
 #include "pollux/spool_dir.h"
 
 namespace pollux::sched {
+
+/// pollux_gpu_type_speeds: the administrator's relative speed of each
+/// named GPU type (Slurm's GRES type names, compared ignoring case; a type
+/// not named has speed 1), the seed of the per-type model (gpu_types.h).
+using GpuTypeSpeeds = std::map<std::string, double>;
 
 /// The values of the pollux_* options. A default-constructed Params holds
 /// every option's default (the table in params.cc: parameter_table()).
@@ -33,6 +39,7 @@ struct Params {
   /// requests (bit n - 1: signal n), USR1 and USR2 by default.
   unsigned long long resize_signals{};
   std::string metrics_file;         ///< pollux_metrics_file: Prometheus text file written each round ("": none)
+  GpuTypeSpeeds gpu_type_speeds;    ///< pollux_gpu_type_speeds: TYPE=SPEED:... (none: every type 1)
 
   bool operator==(const Params& o) const noexcept;
   bool operator!=(const Params& o) const noexcept { return !(*this == o); }

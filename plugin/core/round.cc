@@ -49,11 +49,18 @@ int reserve_for_rigid(const Snapshot& snap, const std::vector<int>& elastic_use,
   for (const RigidRequest& r : snap.rigid_queue) {
     std::vector<int> take(free.size(), 0);
     int placed = 0;
+    // A typed request (gpu:h100:2) fits only nodes of that type.
+    auto may_use = [&](std::size_t n) {
+      if (!snap.nodes[n].usable) return false;
+      if (r.gpu_type.empty()) return true;
+      const auto t = static_cast<std::size_t>(snap.nodes[n].type);
+      return t < snap.gpu_types.size() && snap.gpu_types[t] == r.gpu_type;
+    };
     if (r.gpus_per_node > 0) {
       int nodes = 0;
       for (std::size_t n : order) {
         if (nodes == r.nodes) break;
-        if (snap.nodes[n].usable && free[n] >= r.gpus_per_node) {
+        if (may_use(n) && free[n] >= r.gpus_per_node) {
           take[n] = r.gpus_per_node;
           ++nodes;
         }
@@ -64,7 +71,7 @@ int reserve_for_rigid(const Snapshot& snap, const std::vector<int>& elastic_use,
       int left = r.gpus;
       for (std::size_t n : order) {
         if (left == 0) break;
-        if (!snap.nodes[n].usable) continue;
+        if (!may_use(n)) continue;
         take[n] = std::min(free[n], left);
         left -= take[n];
       }
@@ -166,11 +173,32 @@ bool pinned(const Snapshot& snap, const ElasticJobSnapshot& j, const JobInput& i
          time_left(j, base_state(snap, j), snap.now) < 2 * params.restart_penalty || !allowed_range(j);
 }
 
+// The view of a job at `shown` (decide, decide_outside): on a typed
+// cluster (`typed` not null) from its model on the type of the shown
+// placement, with that type and its goodput on each type it has a model
+// for, at the shown size (one GPU when it has none).
+JobView view_of(const Snapshot& snap, const std::optional<JobModel>& model, const TypedJobModel* typed,
+                const Placement& shown) {
+  const int g = std::max(0, uniform_share(shown));
+  const int nodes = static_cast<int>(shown.size());
+  if (typed == nullptr) return view_at(model, nodes, g);
+  const int t = placement_type(shown, snap.nodes);
+  const bool own = t >= 0 && static_cast<std::size_t>(t) < typed->models.size() && typed->models[t];
+  JobView v = view_at(own ? typed->models[t] : model, nodes, g);
+  if (t >= 0 && static_cast<std::size_t>(t) < snap.gpu_types.size()) v.gpu_type = snap.gpu_types[t];
+  // goodput = speedup x one-GPU goodput: the speedup is memoised per size.
+  for (std::size_t k = 0; k < typed->models.size() && k < snap.gpu_types.size(); ++k)
+    if (const auto& m = typed->models[k])
+      v.goodput_by_type.emplace_back(snap.gpu_types[k], (*m->speedup)(g > 0 ? nodes : 1, g > 0 ? nodes * g : 1) *
+                                                            m->speedup->base_goodput());
+  return v;
+}
+
 // A job left out of the round (see cannot_start): a pending one gets no
 // GPUs and is held by sched/pollux with the reason, unless a user or
 // administrator holds it (never touched); a running one held by them keeps
 // its size (a pending checkpoint for a resize is called off).
-JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& in) {
+JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& in, const TypedJobModel* typed) {
   const ElasticJobSnapshot& j = snap.jobs[i];
   JobDecision d;
   d.job = i;
@@ -186,9 +214,7 @@ JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& 
     d.hold_reason = hold_reason_for(st.why, st.why == Why::kLimits ? slurms : "");
     if (!j.held_by_other && !(j.held_by_pollux && j.hold_text == d.hold_reason)) d.action = Action::kHold;
   }
-  const Placement& shown = j.running ? j.current : Placement{};
-  const int g = uniform_share(shown);
-  d.view = view_at(in.model, static_cast<int>(shown.size()), g > 0 ? g : 0);
+  d.view = view_of(snap, in.model, typed, j.running ? j.current : Placement{});
   d.comment = format_comment(d.view, st);
   return d;
 }
@@ -303,6 +329,29 @@ Placement to_placement(const Alloc& a, const std::vector<NodeSnapshot>& nodes) {
   return p;
 }
 
+bool typed_cluster(const Snapshot& snap) {
+  return std::any_of(snap.gpu_types.begin(), snap.gpu_types.end(), [](const std::string& t) { return !t.empty(); });
+}
+
+const TypeRatios* learn_type_ratios(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
+                                    TypeSpeedLearner& learner) {
+  if (snap.gpu_types.size() < 2) return nullptr;
+  const TypeRatios& ratios = learner.ratios(snap.gpu_types, params.gpu_type_speeds);
+  std::vector<std::uint32_t> alive;
+  for (std::size_t i = 0; i < snap.jobs.size() && i < inputs.size(); ++i) {
+    alive.push_back(snap.jobs[i].job_id);
+    if (inputs[i].model)  // only the types its hint names: a fit placed by where it runs may be stale
+      learner.learn(snap.jobs[i].job_id, fits_by_type(inputs[i].model, snap.gpu_types, -1), inputs[i].model->limits);
+  }
+  learner.forget_others(alive);
+  return &ratios;
+}
+
+int placement_type(const Placement& p, const std::vector<NodeSnapshot>& nodes) {
+  if (p.empty() || static_cast<std::size_t>(p.front().node) >= nodes.size()) return -1;
+  return nodes[static_cast<std::size_t>(p.front().node)].type;
+}
+
 
 namespace {
 
@@ -401,10 +450,36 @@ Promises promises(const Snapshot& snap, const std::vector<std::size_t>& sched, c
   return out;
 }
 
+// Type models: on a typed cluster, each job's model per GPU type (index
+// as snap.jobs), its fits where it ran and estimates elsewhere through
+// `ratios` (gpu_types.h); empty on an untyped cluster.
+std::vector<TypedJobModel> type_models(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
+                                       const TypeRatios* ratios) {
+  std::vector<TypedJobModel> out;
+  if (!typed_cluster(snap)) return out;
+  std::optional<TypeRatios> seeded;
+  if (ratios == nullptr || ratios->types() != static_cast<int>(snap.gpu_types.size())) {
+    seeded.emplace(type_speed_seed(snap.gpu_types, params.gpu_type_speeds));
+    ratios = &*seeded;
+  }
+  out.reserve(snap.jobs.size());
+  for (std::size_t i = 0; i < snap.jobs.size(); ++i) {
+    const ElasticJobSnapshot& j = snap.jobs[i];
+    out.push_back(typed_job_model(inputs[i].model, allowed_range(j).value_or(j.range), snap.gpu_types,
+                                  j.running ? placement_type(j.current, snap.nodes) : -1, *ratios));
+  }
+  return out;
+}
+
+const TypedJobModel* typed_of(const std::vector<TypedJobModel>& typed, std::size_t i) {
+  return i < typed.size() ? &typed[i] : nullptr;
+}
+
 // The policy's view of one job: libgoodput's describe_elastic_job, the
-// rule pollux-sim applies too.
+// rule pollux-sim applies too; on a cluster of several GPU types, with its
+// speedup on each.
 JobInfo policy_view(const Snapshot& snap, const ElasticJobSnapshot& j, const JobInput& in, const Placement& current,
-                    const Params& params, bool arrivals_only) {
+                    const Params& params, bool arrivals_only, const TypedJobModel* typed) {
   const ElasticRange range = *allowed_range(j);  // jobs without one are outside
   ElasticJobState es;
   es.id = j.job_id;
@@ -422,6 +497,7 @@ JobInfo policy_view(const Snapshot& snap, const ElasticJobSnapshot& j, const Job
   es.max_gpus_limit = j.max_gpus_limit;
   es.requested_gpus = j.range.max_gpus();
   es.allowed_nodes = j.allowed;
+  if (typed != nullptr && snap.gpu_types.size() > 1) es.speedup_by_type = typed->speedups;
   if (range.max_nodes < j.range.max_nodes) es.max_nodes = range.max_nodes;
   if (range.min_nodes > 1) es.min_nodes = range.min_nodes;
   return describe_elastic_job(es, params.restart_penalty, arrivals_only);
@@ -429,7 +505,8 @@ JobInfo policy_view(const Snapshot& snap, const ElasticJobSnapshot& j, const Job
 
 // Validation: why the policy's placements for the jobs `asked` (indices
 // into snap.jobs) cannot be used, "" when they can: one per job, within
-// the nodes' GPUs (check_allocation), each uniform and in its job's allowed range.
+// the nodes' GPUs and on nodes of one GPU type (check_allocation), each
+// uniform and in its job's allowed range.
 std::string validate(const Snapshot& snap, const std::vector<std::size_t>& asked, const std::vector<JobInfo>& jobs,
                      const std::vector<NodeInfo>& nodes, const std::vector<Placement>& out, const Policy& policy) {
   if (out.size() != asked.size())
@@ -454,7 +531,8 @@ std::string validate(const Snapshot& snap, const std::vector<std::size_t>& asked
 // its answer was not used) in `result`.
 std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
                                   Policy* policy, bool arrivals_only, const std::vector<std::size_t>& sched,
-                                  const std::vector<int>& cap, const Promises& promised, RoundResult& result) {
+                                  const std::vector<int>& cap, const Promises& promised,
+                                  const std::vector<TypedJobModel>& typed, RoundResult& result) {
   std::vector<Placement> chosen = promised.keep;
   std::vector<std::size_t> ask;  // positions in sched
   std::vector<int> ask_cap = cap;
@@ -471,12 +549,15 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
   jobs.reserve(ask.size());
   for (std::size_t k : ask) {
     jobs.push_back(policy_view(snap, snap.jobs[sched[k]], inputs[sched[k]], promised.current[k], params,
-                               arrivals_only));
+                               arrivals_only, typed_of(typed, sched[k])));
     ask_current.push_back(promised.current[k]);
     asked.push_back(sched[k]);
   }
   std::vector<NodeInfo> nodes(cap.size());
-  for (std::size_t n = 0; n < cap.size(); ++n) nodes[n].gpus = std::max(0, ask_cap[n]);
+  for (std::size_t n = 0; n < cap.size(); ++n) {
+    nodes[n].gpus = std::max(0, ask_cap[n]);
+    if (snap.gpu_types.size() > 1) nodes[n].type = snap.nodes[n].type;
+  }
   try {
     std::vector<Placement> out = policy->optimize(jobs, nodes, ask_current, snap.now);
     result.report = policy->last_report();
@@ -494,7 +575,7 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
 // State transitions of a scheduled job given placement `p`: what changes
 // in Slurm (hold, release, signal, requeue) and its new state.
 JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, const Placement& p,
-                   const Params& params) {
+                   const Params& params, const TypedJobModel* typed) {
   const ElasticJobSnapshot& j = snap.jobs[i];
   JobDecision d;
   d.job = i;
@@ -537,9 +618,7 @@ JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, cons
   }
 
   if (requeued_by_others(j)) d.note = requeue_note(snap, j, st);
-  const Placement& shown = st.phase == Phase::kRunning ? j.current : p;
-  const int g = uniform_share(shown);
-  d.view = view_at(in.model, static_cast<int>(shown.size()), g > 0 ? g : 0);
+  d.view = view_of(snap, in.model, typed, st.phase == Phase::kRunning ? j.current : p);
   d.comment = format_comment(d.view, st);
   return d;
 }
@@ -565,19 +644,21 @@ void finish(RoundResult& result, const Snapshot& snap, const std::vector<JobInpu
 }  // namespace
 
 RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
-                       Policy* policy, bool arrivals_only) {
+                       Policy* policy, bool arrivals_only, const TypeRatios* ratios) {
   RoundResult result;
   const Capacity cap = capacity(snap, inputs, params);
   result.reserved_gpus = cap.reserved;
   const Selection jobs = select_jobs(snap, inputs, params);
   const Promises promised = promises(snap, jobs.scheduled, cap.gpus);
+  const std::vector<TypedJobModel> typed = type_models(snap, inputs, params, ratios);
   const std::vector<Placement> chosen =
-      ask_policy(snap, inputs, params, policy, arrivals_only, jobs.scheduled, cap.gpus, promised, result);
+      ask_policy(snap, inputs, params, policy, arrivals_only, jobs.scheduled, cap.gpus, promised, typed, result);
   for (std::size_t k = 0; k < jobs.scheduled.size(); ++k) {
     const std::size_t i = jobs.scheduled[k];
-    result.decisions.push_back(decide(snap, i, inputs[i], chosen[k], params));
+    result.decisions.push_back(decide(snap, i, inputs[i], chosen[k], params, typed_of(typed, i)));
   }
-  for (std::size_t i : jobs.outside) result.decisions.push_back(decide_outside(snap, i, inputs[i]));
+  for (std::size_t i : jobs.outside)
+    result.decisions.push_back(decide_outside(snap, i, inputs[i], typed_of(typed, i)));
   finish(result, snap, inputs, params);
   return result;
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "elastic.h"
+#include "gpu_types.h"
 #include "job_comment.h"
 #include "job_model.h"
 #include "params.h"
@@ -37,6 +38,7 @@ struct NodeSnapshot {
   int gpus = 0;          ///< GPUs the node has
   int rigid_gpus = 0;    ///< GPUs held by rigid jobs (running, suspended, completing)
   bool usable = true;    ///< new work may start here (up, not drained)
+  int type = 0;          ///< its GPUs' type: an index into Snapshot::gpu_types (0 when it has none)
 };
 
 /// An elastic job: one job_submit/pollux held at submission, or one that
@@ -105,6 +107,7 @@ struct RigidRequest {
   int nodes = 1;          ///< minimum node count
   int gpus_per_node = 0;  ///< --gpus-per-node (0 when given per job)
   int gpus = 0;           ///< total GPUs (--gpus), when gpus_per_node is 0
+  std::string gpu_type;   ///< the GRES type it asks for ("": any), e.g. --gpus-per-node=h100:2
 };
 
 /// An elastic job that ended since a round last saw it, and the
@@ -116,6 +119,11 @@ struct EndedJob {
 
 struct Snapshot {
   double now = 0;
+  /// The GRES type names of the nodes' GPUs, sorted (gpu_types.h; "" for
+  /// untyped GPUs). Empty or [""]: an untyped cluster. With two or more,
+  /// the policy places each job on nodes of one type and sees its speedup
+  /// on each (TypedJobModel); with one, exactly what it sees untyped.
+  std::vector<std::string> gpu_types;
   std::vector<EndedJob> ended;
   std::vector<NodeSnapshot> nodes;
   std::vector<ElasticJobSnapshot> jobs;
@@ -256,9 +264,27 @@ struct RoundResult {
 /// may share), select_jobs (who the policy schedules), promises (what each
 /// keeps without the policy), ask_policy (the policy, and validation of its
 /// answer), decide / decide_outside (the state transitions, job_transitions.h)
-/// and finish (the kind and EndTime every decision carries).
+/// and finish (the kind and EndTime every decision carries). On a cluster
+/// of several GPU types, the stage type_models gives each job its model per
+/// type, from `ratios` (one slot per snapshot.gpu_types; when null or of
+/// another size: pollux_gpu_type_speeds alone), and validation refuses a
+/// placement across types.
 RoundResult plan_round(const Snapshot& snapshot, const std::vector<JobInput>& inputs, const Params& params,
-                       Policy* policy, bool arrivals_only = false);
+                       Policy* policy, bool arrivals_only = false, const TypeRatios* ratios = nullptr);
+
+/// On a cluster of several GPU types: the learner's ratios for them (seeded
+/// from pollux_gpu_type_speeds), after it is told the fits of every job
+/// whose hint names two or more types; nullptr otherwise. For plan_round.
+const TypeRatios* learn_type_ratios(const Snapshot& snapshot, const std::vector<JobInput>& inputs,
+                                    const Params& params, TypeSpeedLearner& learner);
+
+/// Whether the cluster's GPUs have GRES types (the SystemComment then says
+/// a job's type and its goodput on each).
+bool typed_cluster(const Snapshot& snapshot);
+
+/// The GPU type of a placement's nodes (its first node's: a decision never
+/// spans types); -1 when empty.
+int placement_type(const Placement& placement, const std::vector<NodeSnapshot>& nodes);
 
 /// The comma-separated node names of a placement.
 std::string node_list(const Placement& placement, const std::vector<NodeSnapshot>& nodes);

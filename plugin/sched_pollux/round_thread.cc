@@ -276,8 +276,9 @@ class RoundThread {
         debug("sched/pollux: removed %d hint file(s) of ended jobs from %s", sweep.removed, params_.spool_dir.c_str());
     }
     const Clock::time_point t1 = Clock::now();
+    const TypeRatios* ratios = learn_type_ratios(snap, inputs, params_, type_speeds_);
     RoundResult result =
-        plan_round(snap, inputs, params_, full || arrivals ? policy_.get() : nullptr, arrivals && !full);
+        plan_round(snap, inputs, params_, full || arrivals ? policy_.get() : nullptr, arrivals && !full, ratios);
     write_resize_requests(snap, result, params_.spool_dir,  // before the signals, outside the locks
                           std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::chrono::system_clock::now().time_since_epoch()).count());
@@ -372,6 +373,7 @@ class RoundThread {
   std::string memory_error_;  // the last failure to write it, logged once
   Params params_;
   std::unique_ptr<Policy> policy_;
+  TypeSpeedLearner type_speeds_;  // the GPU types' relative speeds, learnt across rounds
   HintReader hints_{[](const std::string& line) { error("sched/pollux: %s", line.c_str()); }};
   RoundStats stats_{static_cast<double>(std::time(nullptr))};
   StatsPublisher publisher_;

@@ -4,23 +4,13 @@
 
 #include <algorithm>
 
+#include "common/compat_gres.h"
 #include "common/job_record.h"
 #include "common/job_runnable.h"
 #include "core/job_transitions.h"
 
 namespace pollux::sched {
 namespace {
-
-int node_gpus(const node_record_t* node) {
-  if (node->gres_list == nullptr) return 0;
-  std::uint64_t gpus = 0;
-  ListIteratorGuard it(node->gres_list);
-  while (auto* state = it.next<gres_state_t>()) {
-    if (state->gres_name != nullptr && xstrcmp(state->gres_name, "gpu") == 0 && state->gres_data != nullptr)
-      gpus += static_cast<const gres_node_state_t*>(state->gres_data)->gres_cnt_avail;
-  }
-  return static_cast<int>(std::min<std::uint64_t>(gpus, 1u << 20));
-}
 
 // New work may start on the node.
 bool usable(const node_record_t* node) {
@@ -50,10 +40,16 @@ std::optional<RigidRequest> rigid_request(const job_record_t* job, double now) {
   RigidRequest r;
   r.nodes = static_cast<int>(std::clamp<uint32_t>(job->details->min_nodes, 1, kMaxNodes));
   if (job->tres_per_node != nullptr) {
-    if (auto g = untyped_gpus_per_node(job->tres_per_node)) r.gpus_per_node = *g;
+    if (auto g = gpus_in_tres(job->tres_per_node)) {
+      r.gpus_per_node = g->gpus;
+      r.gpu_type = g->type;
+    }
   }
   if (r.gpus_per_node == 0 && job->tres_per_job != nullptr) {
-    if (auto g = untyped_gpus_per_node(job->tres_per_job)) r.gpus = *g;
+    if (auto g = gpus_in_tres(job->tres_per_job)) {
+      r.gpus = g->gpus;
+      r.gpu_type = g->type;
+    }
   }
   if (r.gpus_per_node == 0 && r.gpus == 0) return std::nullopt;
   return r;
@@ -85,14 +81,19 @@ Snapshot take_snapshot(double now) {
   snap.now = now;
   std::vector<int> index(static_cast<std::size_t>(std::max(node_record_count, 0)), -1);
   std::vector<std::size_t> node_of;  // snapshot node -> Slurm's node index
+  std::vector<std::string> node_types;
   node_record_t* node = nullptr;
   for (int i = 0; (node = next_node(&i)) != nullptr; ++i) {
-    const int gpus = node_gpus(node);
-    if (gpus <= 0 || node->index >= index.size()) continue;
+    const NodeGpus gpus = node_gpus(node);
+    if (gpus.count <= 0 || node->index >= index.size()) continue;
     index[node->index] = static_cast<int>(snap.nodes.size());
-    snap.nodes.push_back({node->name, gpus, 0, usable(node)});
+    snap.nodes.push_back({node->name, gpus.count, 0, usable(node)});
     node_of.push_back(node->index);
+    node_types.push_back(gpus.type);
   }
+  GpuTypes types = group_gpu_types(node_types);
+  for (std::size_t n = 0; n < snap.nodes.size(); ++n) snap.nodes[n].type = types.of_node[n];
+  snap.gpu_types = std::move(types.names);
   auto placement_of = [&](const job_record_t* job) {
     Placement p;
     for_each_gpu_share(job, [&](int n, int gpus) {

@@ -211,7 +211,7 @@ const char* other_value(const std::string& name) {
       {"pollux_max_nodes", "3"},         {"pollux_spool_dir", "/tmp/elsewhere"},
       {"pollux_checkpoint_timeout", "9"}, {"pollux_search_budget", "100"},
       {"pollux_backfill", "no"},         {"pollux_resize_signals", "URG"},
-      {"pollux_metrics_file", "/tmp/pollux.prom"}};
+      {"pollux_metrics_file", "/tmp/pollux.prom"}, {"pollux_gpu_type_speeds", "h100=2.5"}};
   for (const auto& [key, value] : values)
     if (name == key) return value;
   return nullptr;
@@ -276,7 +276,9 @@ TEST(ParameterTable, OutOfRangeValuesAreRejectedWithTheRangeAndTheDefaultKept) {
       {"pollux_resize_signals=0",
        "pollux_resize_signals=0 must be signal names or numbers (1-64, not KILL or STOP) separated by ':': default "
        "kept"},
-      {"pollux_metrics_file=m.prom", "pollux_metrics_file=m.prom must be an absolute path: default kept"}};
+      {"pollux_metrics_file=m.prom", "pollux_metrics_file=m.prom must be an absolute path: default kept"},
+      {"pollux_gpu_type_speeds=h100=0",
+       "pollux_gpu_type_speeds=h100=0 must be TYPE=SPEED pairs separated by ':' (speeds in (0, 1000]): default kept"}};
   ASSERT_EQ(std::size(cases), parameter_table().size()) << "one case per row";
   for (const auto& [text, message] : cases) {
     const ParamsResult r = parse_params(text);

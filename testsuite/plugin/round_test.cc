@@ -821,7 +821,7 @@ TEST(Round, ThePolicySharesOnlyWhatRigidJobsLeave) {
 
 TEST(Round, GpusAreKeptForRigidJobsAtTheHeadOfTheQueue) {
   Fixture f;
-  f.snap.rigid_queue = {RigidRequest{2, 4, 0}, RigidRequest{1, 0, 3}, RigidRequest{4, 4, 0}};
+  f.snap.rigid_queue = {RigidRequest{2, 4, 0, ""}, RigidRequest{1, 0, 3, ""}, RigidRequest{4, 4, 0, ""}};
   f.add(running_job(8, on({{0, 4}}), f.snap.nodes));
   f.policy.answer = {on({{0, 1}})};
   const RoundResult r = f.run();

@@ -143,7 +143,9 @@ def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
     # The hook's GPU path (one float32-accumulated reduction per bucket:
     # _device_norm, _device_dot) run on the CPU, against float64 and the
     # chunked pass the CPU path uses, for each gradient dtype; and the
-    # step's totals over per-bucket columns against the same sums. (The
+    # step's totals over per-bucket columns against the same sums, on
+    # both paths (a GPU's row of dot products, the CPU's of differences'
+    # norms, a real pair through the CPU's _Norms). (The
     # CPU's float32 reductions are less accurate than CUDA's tree, 3e-6
     # here: gpu-figures' run measures the GPU's, 1e-7 or better.)
     r = python("import torch\n"
@@ -161,13 +163,63 @@ def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
                "          abs(got[2] / exact[0] - 1) < 1e-5, abs(got[3] - exact[1]) < 1e-3 * exact[0],\n"
                "          abs(pair - exact[1]) < 1e-3 * exact[0])\n"
                "n = _Norms(torch.device('cpu'), [torch.zeros(1)] * 3)\n"
-               "n.acc[0] = torch.tensor([1.0, 2.0, 3.0]); n.acc[2] = torch.tensor([0.5, 0.25, 0.0])\n"
+               "n.acc[0] = torch.tensor([1.0, 2.0, 3.0])\n"
                "n.keep_averaged(1); n.acc[0] = torch.tensor([2.0, 0.0, 1.0])\n"
-               "print('TOTALS', n.totals(1).tolist())\n")
+               "n.acc[2] = torch.tensor([1.0, 2.0, 0.0])  # the CPU's row 2: |kept - averaged| per bucket\n"
+               "print('TOTALS', n.totals(1).tolist())\n"
+               "n.cuda = True; n.acc[2] = torch.tensor([0.5, 0.25, 0.0])  # the GPU's row 2: <kept, averaged>\n"
+               "print('GPU TOTALS', n.totals(1).tolist())\n"
+               "v = torch.randn(3 * 4096 + 17, generator=g); w = torch.randn(3 * 4096 + 17, generator=g)\n"
+               "n = _Norms(torch.device('cpu'), [torch.zeros(1)] * 3)\n"
+               "n.norm(v, n.cells(0), 0, 0); n.keep_averaged(1); n.reset(); n.norm(w, n.cells(0), 0, 0)\n"
+               "n.dot(v.clone(), w, n.cells(0), 0); t = n.totals(1).tolist()\n"
+               "ex = v.double().square().sum().item(), w.double().square().sum().item(), (v.double() * w.double()).sum().item()\n"
+               "print('PAIR', abs(t[0] / ex[1] - 1) < 1e-6, abs(t[2] / ex[0] - 1) < 1e-6, abs(t[3] - ex[2]) < 1e-6 * ex[0])\n")
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.split("\n")[:4]
     assert len(lines) == 4 and all(line.endswith("True True True True True") for line in lines), r.stdout
-    assert "TOTALS [5.0, 5.0, 14.0, 0.75]" in r.stdout, r.stdout
+    assert "\nTOTALS [5.0, 5.0, 14.0, 7.0]" in r.stdout, r.stdout  # (14 + 5 - 5) / 2
+    assert "GPU TOTALS [5.0, 5.0, 14.0, 0.75]" in r.stdout, r.stdout
+    assert "PAIR True True True" in r.stdout, r.stdout
+
+
+ONE_REPLICA = """
+import sys, torch, torch.nn as nn, torch.nn.functional as F, pollux.torch as pt
+pt.init_process_group()
+torch.manual_seed(0)
+data = torch.utils.data.TensorDataset(torch.randn(512, 64), torch.randint(0, 10, (512,)))
+loader = pt.ElasticDataLoader(data, batch_size=8, max_batch_size=64, atomic_batch_size=(8, 8))
+torch.manual_seed(1)
+net = nn.Sequential(nn.Linear(64, 300), nn.ReLU(), nn.Linear(300, 300), nn.ReLU(), nn.Linear(300, 10))
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+model = pt.ElasticDataParallel(net, opt, bucket_cap_mb=0.1)
+if sys.argv[1] == "device":  # a GPU's per-bucket operations and totals, on CPU tensors
+    pt._session._session.norms.cuda = True
+a = pt.agent()
+a.set_batch_config(8, 1)
+for x, y in loader:
+    opt.zero_grad(); F.cross_entropy(model(x), y).backward(); opt.step()
+    if a.step >= 12:
+        break
+print("STATS", *a.grad_stats)
+"""
+
+
+def test_the_hooks_gpu_norms_path_gives_the_cpu_paths_statistics():
+    # One replica, 2 micro-steps, several buckets: the hook's GPU path
+    # (norms and pair dot products into per-bucket cells, the GPU's
+    # totals) run on CPU tensors gives the CPU path's statistics (its
+    # chunk plans, the pair from differences' norms).
+    stats = {}
+    for path in ("cpu", "device"):
+        r = subprocess.run([sys.executable, "-c", ONE_REPLICA, path], capture_output=True, text=True, timeout=120,
+                           cwd=HERE, env=clean_env(POLLUX_ADAPT="0", POLLUX_VERBOSE="0",
+                                                   POLLUX_CHECKPOINT_DIR=f"/tmp/pollux-paths-{os.getpid()}-{path}"))
+        assert r.returncode == 0, r.stdout + r.stderr
+        stats[path] = [float(v) for v in r.stdout.split("STATS", 1)[1].split()]
+    assert stats["cpu"][1] > 0, stats
+    for mine, ref in zip(stats["device"], stats["cpu"]):
+        assert abs(mine - ref) <= 1e-6 * abs(ref) + 1e-12, stats
 
 
 def test_a_missing_agent_library_is_a_clear_error():

@@ -90,12 +90,13 @@ system_comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | se
 comment_key() { system_comment "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
 phase() { comment_key "$1" state; }
 
-# What Slurm granted: "node:gpus" per node, sorted (scontrol show job -d).
+# What Slurm granted: "node:gpus" per node, sorted (scontrol show job -d;
+# typed GPUs too).
 granted() {
   local line nodes gpus n
   scontrol show job -d "$1" | grep -E '^ +Nodes=.* GRES=' | while read -r line; do
     nodes=$(sed 's/.*Nodes=\([^ ]*\).*/\1/' <<< "$line")
-    gpus=$(sed -n 's/.*GRES=gpu:\([0-9]*\).*/\1/p' <<< "$line")
+    gpus=$(sed -n 's/.*GRES=gpu:\([^:(]*:\)\{0,1\}\([0-9][0-9]*\).*/\2/p' <<< "$line")  # gpu:G or gpu:TYPE:G
     for n in $(scontrol show hostnames "$nodes"); do echo "$n:${gpus:-0}"; done
   done | sort | tr '\n' ' ' | sed 's/ $//'
 }

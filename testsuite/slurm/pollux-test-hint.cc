@@ -6,8 +6,12 @@
 //
 //   pollux-test-hint --spool DIR [--job ID] [--scaling good|poor|none]
 //                    [--profiled R] [--ack] [--step N] [--signal SIG]
+//                    [--gpu-type NAME] [--speed S]
 // Job id, node and replica counts and the restart count default to the
-// job's SLURM_* environment.
+// job's SLURM_* environment; the GPU type and its speed to what
+// pollux-local-cluster --gpu-types's TaskProlog exports (POLLUX_GPU_TYPE,
+// POLLUX_GPU_SPEED): the model's compute time is divided by the speed, as
+// if measured there.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +20,7 @@
 #include <iostream>
 #include <string>
 
+#include "pollux/gpu_type.h"
 #include "pollux/hint.h"
 
 namespace {
@@ -48,6 +53,13 @@ int main(int argc, char** argv) {
   app.add_option("--profiled", profiled, "most replicas profiled (default: the job's GPUs)");
   app.add_option("--step", step, "optimizer steps taken");
   app.add_option("--signal", signal, "the resize signal announced (0: none, a moldable job; default 10, USR1)");
+  const char* env_type = std::getenv("POLLUX_GPU_TYPE");
+  const char* env_speed = std::getenv("POLLUX_GPU_SPEED");
+  std::string gpu_type = env_type != nullptr ? env_type : "";
+  double speed = env_speed != nullptr && *env_speed != '\0' ? std::atof(env_speed) : 1.0;
+  app.add_option("--gpu-type", gpu_type, "the GPU type measured on (default: $POLLUX_GPU_TYPE; empty: unknown)");
+  app.add_option("--speed", speed, "the GPU's relative speed (default: $POLLUX_GPU_SPEED, else 1)")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--ack", ack, "acknowledge a checkpoint request (checkpoint.ready_for_requeue, now)");
   CLI11_PARSE(app, argc, argv);
   if (job <= 0) {
@@ -76,6 +88,11 @@ int main(int argc, char** argv) {
     h.perf = pollux::PerfParams{0.01, 0.0001, 5.0, 1.0, 5.0, 1.0, 1.0};
     h.grad = pollux::GradStats{10.0, 0.01};
   }
+  if (h.perf && speed > 0) {
+    h.perf->alpha_c /= speed;
+    h.perf->beta_c /= speed;
+  }
+  h.gpu_type = pollux::normalize_gpu_type(gpu_type);
   h.resize_signal = signal;
   if (ack) h.checkpoint = pollux::HintCheckpoint{step, now(), true};
   const std::string err = pollux::write_hint_file(spool, h);

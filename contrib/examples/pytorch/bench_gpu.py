@@ -3,16 +3,22 @@
 one GPU (doc/benchmarks.md, "pollux.torch on a GPU"; run by
 contrib/bench/gpu-figures/run, part "torch"):
 
-    bench_gpu.py [--tiny] [--parts overhead,model,fp16,bf16,compile,workers]
+    bench_gpu.py [--tiny] [--parts overhead,model,micro,fp16,bf16,compile,workers]
 
 - overhead: plain DDP as users write it (no synchronisation in the step)
   against pollux.torch, alternating blocks in one process, same batch and
   precision: ResNet-50 (bf16, SGD, batch 64, 224x224) and a 12-layer
   GPT-like transformer (d 768, 32 k vocabulary, untied head: 134 M
-  parameters; bf16, AdamW, batch 8 x 512 tokens);
+  parameters; bf16, AdamW, batch 8 x 512 tokens); with each loop's host
+  time per step in its phases (loader, forward, backward, optimizer
+  step) and the time pollux.torch's step waits for the device;
 - model: the agent fixed to ResNet-50 configurations (atomic 16 to 256,
   64 x 2 and 64 x 4 micro-steps), the measured loader-to-loader time per
   optimizer step against the agent's fitted model;
+- micro: the micro-step path alone: ResNet-50 at 64 x 1, 128 x 1, 64 x 2
+  and 64 x 4, plain DDP with no_sync() accumulation against pollux.torch
+  (alternating blocks), the time per optimizer step and per micro-step
+  (from each batch to the next, by its index in the step);
 - fp16: GradScaler with a forced overflow (an infinite loss at one step):
   the skipped step is no error, no progress and no statistics, the
   statistics stay finite and equal in size to bf16's;
@@ -38,10 +44,23 @@ def emit(**kv):
     print(json.dumps(kv), flush=True)
 
 
+def _add(ph, ta, tb, tc, td, te):
+    """Sums one (micro-)step's host phases into ph: the loader (ta to tb),
+    zero_grad + forward, backward, the optimizer; counts it; returns te."""
+    for i, d in enumerate((tb - ta, tc - tb, td - tc, te - td)):
+        ph[i] += d
+    ph[4] += 1
+    return te
+
+
+def _per_step_ms(ph):
+    return {k: round(1e3 * v / max(ph[4], 1), 3) for k, v in zip(("loader", "forward", "backward", "step"), ph)}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tiny", action="store_true", help="small models and few steps (a check of the script)")
-    p.add_argument("--parts", default="overhead,model,fp16,bf16,compile,workers")
+    p.add_argument("--parts", default="overhead,model,micro,fp16,bf16,compile,workers")
     p.add_argument("--rounds", type=int, default=4, help="alternating blocks of each kind (overhead)")
     p.add_argument("--steps", type=int, default=30, help="steps per block")
     args = p.parse_args()
@@ -55,6 +74,11 @@ def main():
     from torch.nn.parallel import DistributedDataParallel
 
     env = pollux.init_process_group()
+    from pollux.torch import _session
+
+    def pollux_session():
+        return _session.get()
+
     dev = env.device
     cuda = dev.type == "cuda"
     tiny = args.tiny
@@ -153,41 +177,59 @@ def main():
             return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), b[:, 1:].reshape(-1))
 
     # --- the loops ------------------------------------------------------------
-    def plain_block(model, opt, loader_iter, loss_fn, steps):
+    def plain_block(model, opt, loader_iter, loss_fn, steps, phases=None):
         """Plain DDP as users write it: no synchronisation; per-step times
         from one batch to the next (the host is throttled by the GPU's
-        queue, so in steady state this is the GPU's step time)."""
+        queue, so in steady state this is the GPU's step time). phases:
+        a list that sums the host time of the loader, zero_grad + forward,
+        backward and optimizer.step(), and counts the steps."""
         times, t0 = [], None
+        ph = phases if phases is not None else [0.0] * 5
         for _ in range(steps + 1):
+            ta = time.perf_counter()
             batch = next(loader_iter)
             now = time.perf_counter()
             if t0 is not None:
                 times.append(now - t0)
             t0 = now
             opt.zero_grad(set_to_none=True)
-            loss_fn(model, batch).backward()
+            loss = loss_fn(model, batch)
+            tb = time.perf_counter()
+            loss.backward()
+            tc = time.perf_counter()
             opt.step()
+            _add(ph, ta, now, tb, tc, time.perf_counter())
         return times
 
-    def pollux_block(model, opt, loader, loss_fn, steps, scaler=None):
+    def pollux_block(model, opt, loader, loss_fn, steps, scaler=None, marks=None, phases=None):
+        """marks: a list that gets (step, host time) at every batch (micro-steps too);
+        phases: as plain_block's."""
         a = pollux.agent()
         times, last = [], None
+        ph = phases if phases is not None else [0.0] * 5
         while len(times) < steps:
+            ta = time.perf_counter()
             for batch in loader:
+                if marks is not None:
+                    marks.append((a.step, time.perf_counter()))
+                now = time.perf_counter()
                 if last is None or a.step != last[0]:
-                    now = time.perf_counter()
                     if last is not None:
                         times.append(now - last[1])
                     last = (a.step, now)
                 opt.zero_grad(set_to_none=True)
                 loss = loss_fn(model, batch)
+                tb = time.perf_counter()
                 if scaler is not None:
                     scaler.scale(loss).backward()
+                    tc = time.perf_counter()
                     scaler.step(opt)
                     scaler.update()
                 else:
                     loss.backward()
+                    tc = time.perf_counter()
                     opt.step()
+                ta = _add(ph, ta, now, tb, tc, time.perf_counter())
                 if len(times) >= steps and a.step != last[0]:
                     break
         return times
@@ -221,13 +263,29 @@ def main():
         plain_loader = forever(torch.utils.data.DataLoader(dataset, batch_size=batch, shuffle=True))
         plain_block(plain, plain_opt, plain_loader, loss_fn, 3)
         pollux_block(model, opt, loader, loss_fn, 3)
-        pa, pb = [], []
+        pa, pb, pha, phb = [], [], [0.0] * 5, [0.0] * 5
+        # The step protocol's only wait (for the device to pass the current
+        # step's first event, when the previous step's record is read), timed.
+        clock = pollux_session().clock
+        real_wait, waited = clock.wait, [0.0]
+
+        def timed_wait(mark):
+            t = time.perf_counter()
+            real_wait(mark)
+            waited[0] += time.perf_counter() - t
+
+        clock.wait = timed_wait
         for _ in range(args.rounds):
-            pa += plain_block(plain, plain_opt, plain_loader, loss_fn, args.steps)
-            pb += pollux_block(model, opt, loader, loss_fn, args.steps)
+            pa += plain_block(plain, plain_opt, plain_loader, loss_fn, args.steps, phases=pha)
+            pb += pollux_block(model, opt, loader, loss_fn, args.steps, phases=phb)
+        clock.wait = real_wait
+        # Host time per step in each phase of the loop: where pollux.torch's
+        # host work (or a wait) lies when the step is host-bound.
         emit(part="overhead", model=name, params=sum(q.numel() for q in plain_net.parameters()), batch=batch,
              precision="bf16", plain_ms=1e3 * statistics.median(pa), pollux_ms=1e3 * statistics.median(pb),
-             overhead_pct=100 * (statistics.median(pb) / statistics.median(pa) - 1), **info)
+             overhead_pct=100 * (statistics.median(pb) / statistics.median(pa) - 1),
+             plain_phases_ms=_per_step_ms(pha), pollux_phases_ms=_per_step_ms(phb),
+             pollux_wait_ms=round(1e3 * waited[0] / max(phb[4], 1), 3), **info)
 
     def resnet_session():
         batch = 16 if tiny else 64
@@ -258,6 +316,69 @@ def main():
                 f = predicted.get(c)
                 emit(part="model", model="resnet50", atomic=c[0], accum=c[1], measured_ms=1e3 * measured[c],
                      fitted_ms=1e3 * f if f else None, error_pct=100 * (f / measured[c] - 1) if f else None)
+        if "micro" in parts:
+            micro_part(model, opt, loader, a)
+
+    def plain_accum_block(model, opt, loader_iter, loss_fn, steps, accum, marks):
+        """Plain DDP with gradient accumulation as users write it: accum
+        micro-steps under no_sync(), then one that all-reduces, then the
+        update; marks gets (step, host time) at every batch."""
+        times, t0 = [], None
+        for step in range(steps + 1):
+            for k in range(accum + 1):
+                batch = next(loader_iter)
+                now = time.perf_counter()
+                marks.append((step, now))
+                if k == 0:
+                    if t0 is not None:
+                        times.append(now - t0)
+                    t0 = now
+                    opt.zero_grad(set_to_none=True)
+                if k < accum:
+                    with model.no_sync():
+                        loss_fn(model, batch).backward()
+                else:
+                    loss_fn(model, batch).backward()
+            opt.step()
+        return times
+
+    def micro_intervals(blocks):
+        """Median host time from micro-step k's batch to the next batch (the
+        last micro-step's: to the next step's first), per k; blocks: one
+        list of (step, time) marks per block."""
+        by_k = {}
+        for marks in blocks:
+            k = 0
+            for i in range(1, len(marks)):
+                by_k.setdefault(k, []).append(marks[i][1] - marks[i - 1][1])
+                k = k + 1 if marks[i][0] == marks[i - 1][0] else 0
+        return {str(key): round(1e3 * statistics.median(v), 2) for key, v in sorted(by_k.items())}
+
+    def micro_part(model, opt, loader, a):
+        """The micro-step path on its own (doc/benchmarks.md: on an H200
+        64 x 2 took longer than 128 x 1): per configuration the time per
+        optimizer step and per micro-step of plain DDP (no_sync
+        accumulation, a DataLoader of the atomic batch) and of
+        pollux.torch, alternating blocks."""
+        net = make_resnet()
+        plain_opt = make_sgd(net)
+        plain = DistributedDataParallel(net, device_ids=[dev] if cuda else None)
+        configs = [(64, 0), (128, 0), (64, 1), (64, 3)] if not tiny else [(4, 0), (8, 0), (4, 1)]
+        steps = 8 if not tiny else 3
+        for atomic, accum in configs:
+            plain_iter = forever(torch.utils.data.DataLoader(Images(), batch_size=atomic, shuffle=True))
+            a.set_batch_config(atomic, accum)
+            pollux_block(model, opt, loader, image_loss, 2)
+            plain_accum_block(plain, plain_opt, plain_iter, image_loss, 2, accum, [])
+            pa, pb, ma, mb = [], [], [], []
+            for _ in range(2):
+                ma.append([])
+                mb.append([])
+                pa += plain_accum_block(plain, plain_opt, plain_iter, image_loss, steps, accum, ma[-1])
+                pb += pollux_block(model, opt, loader, image_loss, steps, marks=mb[-1])
+            emit(part="micro", model="resnet50", atomic=atomic, accum=accum, plain_step_ms=1e3 * statistics.median(pa),
+                 pollux_step_ms=1e3 * statistics.median(pb), plain_micro_ms=micro_intervals(ma),
+                 pollux_micro_ms=micro_intervals(mb))
 
     def gpt_session(kind):
         """kind: overhead (bf16), fp16 (GradScaler, forced overflow) or bf16 (statistics)."""
@@ -336,8 +457,8 @@ def main():
 
 
 # Seconds per child process, so that one slow part (torch.compile's first
-# compilation) cannot take the others' time: 290 s in all.
-TIMEOUTS = {"resnet": 90, "gpt-overhead": 45, "fp16": 25, "bf16": 25, "compile": 80, "workers": 25}
+# compilation) cannot take the others' time: 310 s in all.
+TIMEOUTS = {"resnet": 110, "gpt-overhead": 45, "fp16": 25, "bf16": 25, "compile": 80, "workers": 25}
 
 
 def launch():
@@ -346,7 +467,7 @@ def launch():
     import socket
     import subprocess
     argv = [a for a in sys.argv[1:]]
-    parts = "overhead,model,fp16,bf16,compile,workers"
+    parts = "overhead,model,micro,fp16,bf16,compile,workers"
     for i, a in enumerate(argv):
         if a == "--parts":
             parts = argv[i + 1]
@@ -354,7 +475,7 @@ def launch():
             parts = a.split("=", 1)[1]
     parts = set(parts.split(","))
     plan = []
-    if parts & {"overhead", "model"}:
+    if parts & {"overhead", "model", "micro"}:
         plan.append("resnet")
     if "overhead" in parts:
         plan.append("gpt-overhead")

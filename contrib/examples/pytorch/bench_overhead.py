@@ -30,7 +30,11 @@ It reports the median wall time per step of each loop in microseconds
 (alternating blocks, --repeats runs of --rounds blocks) and pollux.torch's
 added host time per step, and attributes the hook's share (the DDP comm
 hook's own time, measured in it with the host clock: it runs on
-autograd's thread, where a profiler of the main thread does not look).
+autograd's thread, where a profiler of the main thread does not look)
+and each loop's host time per step in its phases (next(loader),
+zero_grad + forward, backward, optimizer.step()). --shape gpt: 12
+pre-norm transformer blocks of width 64 over 32 tokens with AdamW instead
+(27 buckets).
 """
 import argparse
 import json
@@ -216,19 +220,57 @@ def host_bound(args, env, pollux, torch, nn, F, DistributedDataParallel):
     dev = env.device
     cuda = dev.type == "cuda"
     torch.manual_seed(0)
-    data = torch.utils.data.TensorDataset(torch.randn(4096, 128), torch.randint(0, 10, (4096,)))
     batch = 4
+    if args.shape == "gpt":
+        # A GPT-like step: 12 pre-norm transformer blocks of width 64 over
+        # 32 tokens (the real one's structure and parameter count per
+        # block, AdamW; its buckets at --bucket-kb), next-token loss.
+        vocab, ctx, d = 512, 32, 64
+        seqs = torch.randint(0, vocab, (4096, ctx + 1))
+        data = torch.utils.data.TensorDataset(seqs[:, :-1], seqs[:, 1:])
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+                layer = nn.TransformerEncoderLayer(d, 4, 4 * d, dropout=0.0, batch_first=True, norm_first=True)
+                self.blocks = nn.TransformerEncoder(layer, 12)
+                self.norm, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+                self.register_buffer("mask", torch.triu(torch.full((ctx, ctx), float("-inf")), 1), persistent=False)
+
+            def forward(self, idx):
+                x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
+                return self.head(self.norm(self.blocks(x, mask=self.mask)))
+
+        def loss_of(model, x, y):
+            out = model(x.to(dev))
+            return F.cross_entropy(out.reshape(-1, vocab), y.to(dev).reshape(-1))
+
+        def make_opt(net):
+            return torch.optim.AdamW(net.parameters(), lr=1e-4)
+    else:
+        data = torch.utils.data.TensorDataset(torch.randn(4096, 128), torch.randint(0, 10, (4096,)))
+
+        class Net(nn.Sequential):
+            def __init__(self):
+                layers = []
+                for _ in range(40):
+                    layers += [nn.Linear(128, 128), nn.ReLU()]
+                super().__init__(*layers, nn.Linear(128, 10))
+
+        def loss_of(model, x, y):
+            return F.cross_entropy(model(x.to(dev)), y.to(dev))
+
+        def make_opt(net):
+            return torch.optim.SGD(net.parameters(), lr=0.01)
 
     def net():
         torch.manual_seed(1)
-        layers = []
-        for _ in range(40):
-            layers += [nn.Linear(128, 128), nn.ReLU()]
-        return nn.Sequential(*layers, nn.Linear(128, 10)).to(dev)
+        return Net().to(dev)
 
     opts = dict(bucket_cap_mb=args.bucket_kb / 1024.0)
     plain_net = net()
-    plain_opt = torch.optim.SGD(plain_net.parameters(), lr=0.01)
+    plain_opt = make_opt(plain_net)
     plain = DistributedDataParallel(plain_net, device_ids=[dev] if cuda else None, **opts)
     sampler = torch.utils.data.DistributedSampler(data, shuffle=True)
     plain_loader = torch.utils.data.DataLoader(data, batch_size=batch, sampler=sampler)
@@ -247,7 +289,7 @@ def host_bound(args, env, pollux, torch, nn, F, DistributedDataParallel):
     parallel._hook = timed_hook
     loader = pollux.ElasticDataLoader(data, batch_size=batch * env.world_size, atomic_batch_size=(batch, batch))
     model_net = net()
-    opt = torch.optim.SGD(model_net.parameters(), lr=0.01)
+    opt = make_opt(model_net)
     model = pollux.ElasticDataParallel(model_net, opt, **opts)
     parallel._hook = real_hook
     agent = pollux.agent()
@@ -258,18 +300,37 @@ def host_bound(args, env, pollux, torch, nn, F, DistributedDataParallel):
         if cuda:
             torch.cuda.synchronize(dev)
 
+    phases = {}  # loop -> [loader, forward, backward, step] seconds, summed
+
     def block(model, opt, loader, steps):
-        """steps timed steps, batch to batch; the block ends after a full step."""
+        """steps timed steps, batch to batch; the block ends after a full step.
+        Also sums the host time of each phase of the loop into phases."""
         times, t0 = [], None
+        ph = phases.setdefault(id(model), [0.0] * 5)
         while len(times) < steps:
-            for x, y in loader:
+            it = iter(loader)
+            while True:
+                ta = clock()
+                batch = next(it, None)
+                if batch is None:
+                    break
+                x, y = batch
                 now = clock()
                 if t0 is not None:
                     times.append(now - t0)
                 t0 = now
                 opt.zero_grad()
-                F.cross_entropy(model(x.to(dev)), y.to(dev)).backward()
+                loss = loss_of(model, x, y)
+                tb = clock()
+                loss.backward()
+                tc = clock()
                 opt.step()
+                td = clock()
+                ph[0] += now - ta
+                ph[1] += tb - now
+                ph[2] += tc - tb
+                ph[3] += td - tc
+                ph[4] += 1
                 if len(times) >= steps:
                     break
         sync()
@@ -284,6 +345,7 @@ def host_bound(args, env, pollux, torch, nn, F, DistributedDataParallel):
     run_plain(20)
     run_pollux(20)
     hook_time[:] = [0.0, 0]
+    phases.clear()
     def low(v):  # the 10th percentile: the steps other processes disturbed least
         return sorted(v)[len(v) // 10]
 
@@ -304,6 +366,13 @@ def host_bound(args, env, pollux, torch, nn, F, DistributedDataParallel):
            "hook_us_per_step": 1e6 * hook_time[0] / steps, "repeats": repeats}
     for key in ("plain_us", "pollux_us", "added_us", "plain_p10_us", "pollux_p10_us", "added_p10_us"):
         out[key] = statistics.median(r[key] for r in repeats)
+    # Host time per step of each phase of the loop (all blocks, mean):
+    # next(loader), zero_grad + forward, backward (the hook included),
+    # optimizer.step().
+    for name, m in (("plain", plain), ("pollux", model)):
+        ph = phases[id(m)]
+        out[name + "_phases_us"] = {k: round(1e6 * v / ph[4], 1)
+                                    for k, v in zip(("loader", "forward", "backward", "step"), ph)}
     if env.rank == 0:
         print(json.dumps(out, indent=1))
     if args.cprofile and env.rank == 0:
@@ -332,6 +401,9 @@ def main():
     p.add_argument("--host-bound", action="store_true",
                    help="the host-overhead proxy instead: 40 small layers, 26 buckets, 4 examples a step")
     p.add_argument("--bucket-kb", type=int, default=64, help="DDP bucket size of --host-bound (KiB)")
+    p.add_argument("--shape", choices=("mlp", "gpt"), default="mlp",
+                   help="--host-bound's model: 40 Linear(128, 128) (SGD), or 12 transformer blocks of width 64 "
+                        "(AdamW)")
     p.add_argument("--clock", choices=("thread", "wall"), default="thread",
                    help="--host-bound's clock: the training thread's CPU time (default) or wall time")
     p.add_argument("--repeats", type=int, default=3, help="runs of --rounds alternating blocks (--host-bound)")

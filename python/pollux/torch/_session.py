@@ -77,6 +77,7 @@ class Session:
         self.micro_ended = False
         self.phase = _agent.TwoStep.OFF
         self.norms = None          # parallel._Norms, once the model is attached
+        self.ddp_group = None      # the DDP model's process group (the hook all-reduces over it)
         self.compared = 0
         self.buckets = 0
         self.kept = {}

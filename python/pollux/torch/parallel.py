@@ -1,7 +1,6 @@
 """ElasticDataParallel: DistributedDataParallel whose communication hook
 feeds the agent's gradient statistics bucket by bucket."""
 import torch
-import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from .. import _agent
@@ -22,12 +21,6 @@ def _chunked(t, f):
     if k < n:
         total = total + f(t[k:].view(1, -1)).to(torch.float64).sum()
     return total
-
-
-def _cpu_sqnorm(t):
-    # Half-precision buckets are summed in float32, so they cannot overflow.
-    wide = torch.float32 if t.dtype in (torch.float16, torch.bfloat16) else None
-    return _chunked(t, lambda rows: torch.linalg.vector_norm(rows, dim=1, dtype=wide).to(torch.float64).square())
 
 
 def _cpu_dot(a, b):
@@ -52,7 +45,7 @@ def _device_norm(t, out):
     dot product before it cost two more launches, an allocation and 5x the
     memory traffic per bucket, and the step is host-bound there
     (doc/benchmarks.md, "GPU figures")."""
-    return torch.linalg.vector_norm(t.reshape(-1), dtype=out.dtype, out=out)
+    return torch.linalg.vector_norm(t if t.dim() == 1 else t.reshape(-1), dtype=out.dtype, out=out)
 
 
 def _device_dot(a, b, out):
@@ -68,11 +61,48 @@ def _wide(dtype):
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
+class _ChunkPlan:
+    """The CPU's |t| of one tensor kept from step to step (a bucket, or the
+    buffer a bucket is kept in), as three operations and no allocation:
+    the 4096-element rows' norms in float32 (half precision widened) into
+    a buffer made once, then their norm in double (the chunked sums of
+    _chunked, as accurate as a double pass; per bucket, their dozen
+    operations and temporaries were most of the hook's host time,
+    doc/benchmarks.md, "Host work per step")."""
+
+    __slots__ = ("ptr", "numel", "dtype", "head", "tail", "rows_head", "rows_tail", "rows", "wide")
+
+    def __init__(self, t):
+        flat = t.reshape(-1)
+        n = flat.numel()
+        k = n - n % _CHUNK
+        # A non-contiguous t is read through a copy: such a plan never fits again.
+        self.ptr, self.numel, self.dtype = t.data_ptr() if t.is_contiguous() else None, n, t.dtype
+        self.wide = torch.float32 if t.dtype in (torch.float16, torch.bfloat16) else None
+        self.rows = torch.empty(k // _CHUNK + (k < n), dtype=self.wide or t.dtype)
+        self.head = flat[:k].view(-1, _CHUNK) if k else None
+        self.rows_head = self.rows[:k // _CHUNK]
+        self.tail = flat[k:] if k < n else None
+        self.rows_tail = self.rows[-1] if k < n else None
+
+    def fits(self, t):
+        # Views of a live tensor: the same address is the same storage.
+        return self.ptr == t.data_ptr() and self.numel == t.numel() and self.dtype == t.dtype
+
+    def norm(self, out):
+        """|t| (the tensor the plan was made for, as it is now) into out (float64)."""
+        if self.head is not None:
+            torch.linalg.vector_norm(self.head, dim=1, dtype=self.wide, out=self.rows_head)
+        if self.tail is not None:
+            torch.linalg.vector_norm(self.tail, dtype=self.wide, out=self.rows_tail)
+        return torch.linalg.vector_norm(self.rows, dtype=torch.float64, out=out)
+
+
 def _sqnorm(t):
     """|t|^2 as a float64 scalar tensor, as the hook takes it on t's device."""
     if t.is_cuda:
         return _device_norm(t, t.new_empty((), dtype=_wide(t.dtype))).to(torch.float64).square()
-    return _cpu_sqnorm(t)
+    return _ChunkPlan(t).norm(t.new_empty((), dtype=torch.float64)).square()
 
 
 def _dot(a, b):
@@ -82,18 +112,26 @@ def _dot(a, b):
     return _cpu_dot(a, b)
 
 
+def _difference(kept, t):
+    """kept - t, in place where kept is float32/float64 (the pair is over
+    after it); half precision in a float32 copy (its rounding would be the
+    difference's)."""
+    if kept.dtype in (torch.float32, torch.float64):
+        return kept.sub_(t)
+    return kept.float().sub_(t)
+
+
 def _dot_consuming(kept, t, kept_sqr, t_sqr):
-    """<kept, t>, free to overwrite `kept` (the pair is over after it). On
-    the CPU from the squared norm of the difference, taken in place:
-    <a, b> = (|a|^2 + |b|^2 - |a - b|^2) / 2, with |a|^2 and |b|^2 already
-    at hand. One vectorised subtraction and one norm pass cost less than
-    the batched product (Debian's torch takes it to a generic BLAS: 4 ms on
-    10.5 M floats against 1.4 ms for a norm pass, doc/benchmarks.md), and
-    what the agent takes from the pair, |a|^2 + |b|^2 - 2 <a, b>, is then
-    the difference's norm itself rather than a cancellation."""
-    if kept.is_cuda or kept.dtype not in (torch.float32, torch.float64):
-        return _dot(kept, t)
-    return (kept_sqr + t_sqr - _cpu_sqnorm(kept.sub_(t))) * 0.5
+    """<kept, t> on the CPU, free to overwrite `kept`, from the squared norm
+    of the difference: <a, b> = (|a|^2 + |b|^2 - |a - b|^2) / 2, with |a|^2
+    and |b|^2 at hand. One vectorised subtraction and one norm pass cost
+    less than the batched product (Debian's torch takes it to a generic
+    BLAS: 4 ms on 10.5 M floats against 1.4 ms for a norm pass,
+    doc/benchmarks.md), and what the agent takes from the pair,
+    |a|^2 + |b|^2 - 2 <a, b>, is then the difference's norm itself rather
+    than a cancellation. The hook keeps |a - b| per bucket instead and
+    forms the sum once (_Norms.totals)."""
+    return (kept_sqr + t_sqr - _sqnorm(_difference(kept, t))) * 0.5
 
 
 def _keep(session, index, t):
@@ -101,19 +139,20 @@ def _keep(session, index, t):
     tensor of a large bucket costs its page faults every time (16 ms for
     10.5 M floats on the CPU here, against 1.7 ms for the copy alone)."""
     buf = session.keep_buffers.get(index)
-    if buf is None or buf.shape != t.shape or buf.dtype != t.dtype or buf.device != t.device:
+    if buf is None or buf.shape != t.shape or buf.dtype != t.dtype:  # (the model's device is fixed)
         buf = session.keep_buffers[index] = torch.empty_like(t)
-    return buf.copy_(t.detach())
+    return buf.copy_(t)
 
 
 class _Norms:
     """The step's per-bucket norms on the device, one column per bucket,
-    written in place by one kernel each (on a GPU; the CPU's chunked sums
-    are written there as they come) and summed once at the step's end:
+    written in place (on a GPU one kernel each, on the CPU a _ChunkPlan's
+    three operations) and summed once at the step's end:
 
     row 0: |local bucket|, row 1: |averaged bucket| (more than one
-    replica), row 2: <kept bucket, averaged bucket> (one replica's COMPARE
-    step), row 3: |averaged bucket| of the last KEEP step (kept across steps).
+    replica), row 2: on a GPU <kept bucket, averaged bucket>, on the CPU
+    |kept bucket - averaged bucket| (one replica's COMPARE step), row 3:
+    |averaged bucket| of the last KEEP step (kept across steps).
     """
 
     def __init__(self, device, params):
@@ -121,43 +160,75 @@ class _Norms:
         self.cuda = device.type == "cuda"
         wide = torch.float64 if not self.cuda or any(p.dtype == torch.float64 for p in params) else torch.float32
         self.acc = torch.zeros((4, max(1, len(params))), dtype=wide, device=device)
-        self.columns = list(self.acc.t())  # column views, made once
+        self._cells = {}  # bucket index -> its four cells (0-dim views), made once
+        self.plans = {}  # (row, bucket index) -> _ChunkPlan (CPU)
+        # The CPU's totals from the rows' sums of squares, one product:
+        # local, averaged, kept, and the pair's <a, b> = (|a|^2 + |b|^2 - |a - b|^2) / 2.
+        self._mix = {}
 
     def reset(self):
         self.acc[:3].zero_()
 
-    def norm(self, t, out):
-        if self.cuda:
-            _device_norm(t, out)
-        else:
-            out.copy_(_cpu_sqnorm(t).sqrt())
+    def cells(self, index):
+        """Bucket `index`'s column as four 0-dim views, which the hook's
+        operations write into (out=) without an indexing operation."""
+        cells = self._cells.get(index)
+        if cells is None:
+            cells = self._cells[index] = tuple(self.acc[row, index] for row in range(4))
+        return cells
 
-    def dot(self, kept, t, col, world):
-        """<kept, t> into col[2]; may overwrite `kept` (the pair is over after it)."""
+    def _cpu_norm(self, t, out, key):
+        plan = self.plans.get(key)
+        if plan is None or not plan.fits(t):
+            plan = self.plans[key] = _ChunkPlan(t)
+        plan.norm(out)
+
+    def norm(self, t, cells, row, index):
+        """|t| into cells[row] (row 0: the local bucket, 1: the averaged one)."""
         if self.cuda:
-            _device_dot(kept, t, col[2])
+            _device_norm(t, cells[row])
         else:
-            col[2].copy_(_dot_consuming(kept, t, col[3].square(), col[1 if world > 1 else 0].square()))
+            self._cpu_norm(t, cells[row], (row, index))
+
+    def dot(self, kept, t, cells, index):
+        """The pair (kept, t) into cells[2]; may overwrite `kept` (the pair is over after it)."""
+        if self.cuda:
+            _device_dot(kept, t, cells[2])
+        else:
+            self._cpu_norm(_difference(kept, t), cells[2], (2, index))
 
     def totals(self, world):
         """(local_sqr, sync_sqr, prev_sqr, dot_prev): a float64 device tensor."""
-        w = self.acc.to(torch.float64)
-        sq = w.square().sum(1)
-        return torch.stack((sq[0], sq[1 if world > 1 else 0], sq[3], w[2].sum()))
+        cur = 1 if world > 1 else 0
+        if self.cuda:
+            w = self.acc.to(torch.float64)
+            sq = w.square().sum(1)
+            return torch.stack((sq[0], sq[cur], sq[3], w[2].sum()))
+        mix = self._mix.get(cur)
+        if mix is None:
+            mix = torch.zeros((4, 4), dtype=torch.float64)
+            mix[0, 0] = mix[1, cur] = mix[2, 3] = 1.0
+            mix[3, cur], mix[3, 2], mix[3, 3] = 0.5, -0.5, 0.5
+            self._mix[cur] = mix
+        return torch.mv(mix, self.acc.square().sum(1))
 
     def keep_averaged(self, world):
         """After a KEEP step: its averaged norms are the next step's kept ones."""
         self.acc[3].copy_(self.acc[1 if world > 1 else 0])
 
 
-def _pair(s, index, t, col):
+_KEEP, _COMPARE = _agent.TwoStep.KEEP, _agent.TwoStep.COMPARE
+
+
+def _pair(s, index, t, cells):
     """One replica's two-step estimate: keep the averaged bucket, or compare with the kept one."""
-    if s.phase == _agent.TwoStep.KEEP:
+    phase = s.phase
+    if phase == _KEEP:
         s.kept[index] = _keep(s, index, t)
-    elif s.phase == _agent.TwoStep.COMPARE:
+    elif phase == _COMPARE:
         kept = s.kept.get(index)
         if kept is not None and kept.shape == t.shape:
-            s.norms.dot(kept, t, col, s.env.world_size)
+            s.norms.dot(kept, t, cells, index)
             s.compared += 1
 
 
@@ -169,32 +240,35 @@ def _hook(session, bucket):
     if s.accum > 0:
         buf.div_(s.accum + 1)  # the accumulated sum of micro-gradients -> their mean
     index = bucket.index()
-    col = s.norms.columns[index]
-    s.norms.norm(buf, col[0])
+    norms = s.norms
+    cells = norms.cells(index)
+    norms.norm(buf, cells, 0, index)
     s.buckets += 1
     if bucket.is_last():
         s.compute_done()  # every gradient is computed; the all-reduce may still run
     world = s.env.world_size
     if world == 1:
-        # One replica: the all-reduce averages nothing, and the local
-        # bucket is the averaged one; its future only hands the bucket
-        # back. (A future completed here, with no all-reduce, made DDP's
-        # backward slower, not faster, on torch 1.13.)
-        _pair(s, index, buf, col)
-        return dist.all_reduce(buf, async_op=True).get_future().then(_first)
+        # One replica: the all-reduce would average nothing, and the local
+        # bucket is the averaged one: a future completed here hands it
+        # back (as torch's own noop_hook does), with no all-reduce call,
+        # no future callback on the communicator's thread and no hand-over
+        # of the GIL to it: 0.45 ms less per step of the host-bound proxy's
+        # 28 buckets on the CPU (doc/benchmarks.md).
+        _pair(s, index, buf, cells)
+        done = torch.futures.Future()
+        done.set_result(buf)
+        return done
 
     def averaged(f):
         t = f.value()[0]
         t.div_(world)
-        s.norms.norm(t, col[1])
-        _pair(s, index, t, col)
+        norms.norm(t, cells, 1, index)
+        _pair(s, index, t, cells)
         return t
 
-    return dist.all_reduce(buf, async_op=True).get_future().then(averaged)
-
-
-def _first(f):
-    return f.value()[0]
+    # The DDP model's process group, called directly (dist.all_reduce's
+    # checks cost more than the call on a host-bound step).
+    return s.ddp_group.allreduce([buf]).get_future().then(averaged)
 
 
 class ElasticDataParallel(DistributedDataParallel):
@@ -238,6 +312,7 @@ class ElasticDataParallel(DistributedDataParallel):
             ddp_options.setdefault("output_device", device)
         super().__init__(module, **ddp_options)
         session.norms = _Norms(device, list(module.parameters()))
+        session.ddp_group = self.process_group
         self.register_comm_hook(session, _hook)
         session.attach_model(self, optimizer, lr_scheduler, lr_rule, scaler)
         self._pollux = session

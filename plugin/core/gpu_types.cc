@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// GPU types and per-type job models (see gpu_types.h).
+#include "gpu_types.h"
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+
+#include "pollux/gpu_type.h"
+#include "pollux/throughput.h"
+
+namespace pollux::sched {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+GpuTypes group_gpu_types(const std::vector<std::string>& node_types) {
+  GpuTypes out;
+  out.names = node_types;
+  std::sort(out.names.begin(), out.names.end());
+  out.names.erase(std::unique(out.names.begin(), out.names.end()), out.names.end());
+  for (const std::string& t : node_types)
+    out.of_node.push_back(static_cast<int>(std::lower_bound(out.names.begin(), out.names.end(), t) - out.names.begin()));
+  return out;
+}
+
+int match_gpu_type(std::string_view hint_type, const std::vector<std::string>& types) {
+  const std::string reported = normalize_gpu_type(hint_type);
+  if (reported.empty()) return -1;
+  int best = -1;
+  std::size_t best_len = 0;
+  for (std::size_t t = 0; t < types.size(); ++t) {
+    if (!gpu_type_matches(types[t], reported)) continue;
+    const std::size_t len = normalize_gpu_type(types[t]).size();
+    if (len > best_len) {
+      best = static_cast<int>(t);
+      best_len = len;
+    }
+  }
+  return best;
+}
+
+std::vector<double> type_speed_seed(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds) {
+  std::vector<double> out(types.size(), 1.0);
+  for (std::size_t t = 0; t < types.size(); ++t)
+    for (const auto& [name, speed] : speeds)
+      if (lower(name) == lower(types[t])) out[t] = speed;
+  return out;
+}
+
+std::vector<std::optional<PerfParams>> fits_by_type(const std::optional<JobModel>& model,
+                                                    const std::vector<std::string>& types, int running_type) {
+  std::vector<std::optional<PerfParams>> out(types.size());
+  if (!model) return out;
+  for (const auto& [name, perf] : model->type_perf) {
+    const int t = match_gpu_type(name, types);
+    if (t >= 0 && perf.valid()) out[static_cast<std::size_t>(t)] = perf;
+  }
+  int own = match_gpu_type(model->gpu_type, types);
+  if (own < 0) own = running_type;
+  if (own >= 0 && static_cast<std::size_t>(own) < types.size()) out[static_cast<std::size_t>(own)] = model->perf;
+  return out;
+}
+
+TypedJobModel typed_job_model(const std::optional<JobModel>& model, const ElasticRange& range,
+                              const std::vector<std::string>& types, int running_type, const TypeRatios& ratios) {
+  TypedJobModel out;
+  const std::size_t n = types.size();
+  out.models.resize(n);
+  out.sources.assign(n, TypeModelSource::kNone);
+  out.speedups.resize(n);
+  const std::vector<std::optional<PerfParams>> fits = fits_by_type(model, types, running_type);
+  // A model measured on no type the job can be placed by (a hint without
+  // gpu_type, pending): its speedup on every type, as untyped.
+  const bool placed = std::any_of(fits.begin(), fits.end(), [](const auto& f) { return f.has_value(); });
+  std::optional<TypedGoodput> typed;
+  try {
+    if (static_cast<int>(n) == ratios.types() && (placed || !model))
+      typed.emplace(fits, model ? model->grad : GradStats{}, model ? model->limits : BatchLimits{}, ratios);
+  } catch (const std::invalid_argument&) {
+    typed.reset();  // limits a hint can never carry (validated): as untyped
+  }
+  if (!typed) {
+    for (std::size_t t = 0; t < n; ++t) out.speedups[t] = range_speedup(model, range);
+    return out;
+  }
+  if (!model) {  // linear, scaled by the types' speeds
+    const std::vector<SpeedupFn> fns = typed->speedups();
+    for (std::size_t t = 0; t < n; ++t)
+      if (fns[t]) out.speedups[t] = within_range(fns[t], range);
+    return out;
+  }
+  // With a model: one SpeedupFunction per type, shared by the policy's
+  // speedup and the view (the hint's own where it was measured: memoised
+  // across rounds), each scaled to the one base as TypedGoodput::speedups()
+  // does, so that a round builds no model twice.
+  const double base = typed->base_goodput();
+  for (std::size_t t = 0; t < n; ++t) {
+    const int ti = static_cast<int>(t);
+    out.sources[t] = typed->source(ti);
+    if (out.sources[t] == TypeModelSource::kNone || !(base > 0)) continue;
+    out.models[t] = typed->perf(ti).to_array() == model->perf.to_array()
+                        ? model
+                        : model_from_fit(typed->perf(ti), model->grad, model->limits);
+    if (!out.models[t]) continue;  // no valid configuration on one GPU of this type
+    std::shared_ptr<const SpeedupFunction> fn = out.models[t]->speedup;
+    const double f = fn->base_goodput() / base;
+    out.speedups[t] = within_range([fn, f](int nodes, int replicas) { return (*fn)(nodes, replicas) * f; }, range);
+  }
+  return out;
+}
+
+const TypeRatios& TypeSpeedLearner::ratios(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds) {
+  if (!ratios_ || types != types_ || speeds != speeds_) {
+    types_ = types;
+    speeds_ = speeds;
+    ratios_.emplace(types.empty() ? std::vector<double>{1.0} : type_speed_seed(types, speeds));
+    seen_.clear();
+  }
+  return *ratios_;
+}
+
+void TypeSpeedLearner::learn(std::uint32_t job_id, const std::vector<std::optional<PerfParams>>& fits,
+                             const BatchLimits& limits) {
+  if (!ratios_ || static_cast<int>(fits.size()) != ratios_->types()) return;
+  const std::size_t n = fits.size();
+  std::vector<bool>& seen = seen_[job_id];
+  seen.resize(n * n, false);
+  const double m = std::max(1, limits.min_atomic);
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = a + 1; b < n; ++b) {
+      if (!fits[a] || !fits[b] || seen[a * n + b]) continue;
+      ratios_->observe(static_cast<int>(a), static_cast<int>(b), predict_grad_time(*fits[a], m),
+                       predict_grad_time(*fits[b], m));
+      seen[a * n + b] = true;
+    }
+}
+
+void TypeSpeedLearner::forget_others(const std::vector<std::uint32_t>& alive) {
+  for (auto it = seen_.begin(); it != seen_.end();) {
+    if (std::find(alive.begin(), alive.end(), it->first) == alive.end()) it = seen_.erase(it);
+    else ++it;
+  }
+}
+
+}  // namespace pollux::sched

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The GPU types of a cluster as sched/pollux sees them, and each elastic
+// job's goodput on every type (libgoodput's TypedGoodput).
+//
+// - Types are Slurm's GRES type names of the nodes' GPUs (Gres=gpu:a100:4),
+//   as the snapshot reads them (common/compat_gres.h); untyped GPUs are the
+//   type "". The cluster's types are their sorted distinct names, and
+//   NodeInfo::type a node's index among them.
+// - A hint names the type its throughput fit was measured on in the
+//   agent's words (often the CUDA device name, "NVIDIA H100 80GB HBM3");
+//   match_gpu_type() is the one rule that maps it onto a Slurm type name.
+// - A job's fits: the hint's own on its type (or, when the hint names none
+//   or none that matches, on the type of the nodes the job runs on now),
+//   and the fits on other types it ran on before (type_perf). Types it has
+//   not run on get estimates through TypeRatios: seeded by the
+//   administrator (pollux_gpu_type_speeds; 1 for a type not named), and
+//   learnt from jobs with fits on two types (TypeSpeedLearner).
+// - A cluster of one type (or untyped) has no per-type model at all: the
+//   policy sees exactly what it saw before types existed.
+#ifndef POLLUX_SCHED_GPU_TYPES_H
+#define POLLUX_SCHED_GPU_TYPES_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "elastic.h"
+#include "job_model.h"
+#include "params.h"
+#include "pollux/typed_goodput.h"
+
+namespace pollux::sched {
+
+/// The cluster's types (sorted distinct names) and each node's index among them.
+struct GpuTypes {
+  std::vector<std::string> names;
+  std::vector<int> of_node;
+};
+GpuTypes group_gpu_types(const std::vector<std::string>& node_types);
+
+/// The index in `types` (the cluster's Slurm type names) of the type a
+/// hint's `hint_type` names, -1 for none, by the spool library's one rule
+/// (pollux/gpu_type.h: gpu_type_matches(): equal once normalised, or a run
+/// of whole tokens of the normalised hint name: "NVIDIA H100 80GB HBM3"
+/// names h100 and h100_80gb); of several, the longest name wins, then the
+/// first. "" names no type.
+int match_gpu_type(std::string_view hint_type, const std::vector<std::string>& types);
+
+/// TypeRatios' seed for `types`: the administrator's speed of each, 1 for a
+/// type not named.
+std::vector<double> type_speed_seed(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds);
+
+/// The job's throughput fits on the cluster's types: the hint's own on the
+/// type its gpu_type names, or on `running_type` (-1: none) when it names
+/// none that matches; each of type_perf's on the type it names (the hint's
+/// own wins on the same type). Without a model: all empty.
+std::vector<std::optional<PerfParams>> fits_by_type(const std::optional<JobModel>& model,
+                                                    const std::vector<std::string>& types, int running_type);
+
+/// A job's model on each type of a cluster of several.
+struct TypedJobModel {
+  /// Per type, the job's speedup against its best one-GPU goodput on any
+  /// type (JobInfo::speedup_by_type), 0 for sizes its range forbids (as
+  /// range_speedup); an empty function for a type it has no valid
+  /// configuration on. Without a model: linear, scaled by the types'
+  /// speeds; with one measured on no type it can be placed by (no gpu_type
+  /// and not running): its own speedup on every type, and no models.
+  std::vector<SpeedupFn> speedups;
+  /// Per type, the model the view shows (fitted or estimated); nullopt
+  /// without one.
+  std::vector<std::optional<JobModel>> models;
+  std::vector<TypeModelSource> sources;
+};
+
+/// The job's model per type; `ratios` has one slot per type. Never throws
+/// but std::bad_alloc.
+TypedJobModel typed_job_model(const std::optional<JobModel>& model, const ElasticRange& range,
+                              const std::vector<std::string>& types, int running_type, const TypeRatios& ratios);
+
+/// The TypeRatios of the cluster's types, learnt across rounds: seeded from
+/// pollux_gpu_type_speeds, and told, once per job and pair of types, the
+/// micro-step times of a job with fits on both (at its smallest
+/// micro-batch). Started over when the cluster's types or the seed change.
+class TypeSpeedLearner {
+ public:
+  const TypeRatios& ratios(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds);
+  /// `fits`: fits_by_type() of job `job_id` (with no running type: only
+  /// the types its hint names); each pair of types is observed once per job.
+  void learn(std::uint32_t job_id, const std::vector<std::optional<PerfParams>>& fits, const BatchLimits& limits);
+  /// Jobs not in `alive` are forgotten (their observations stay).
+  void forget_others(const std::vector<std::uint32_t>& alive);
+
+ private:
+  std::vector<std::string> types_;
+  GpuTypeSpeeds speeds_;
+  std::optional<TypeRatios> ratios_;
+  std::unordered_map<std::uint32_t, std::vector<bool>> seen_;  // per job: pairs observed (a * T + b)
+};
+
+}  // namespace pollux::sched
+
+#endif  // POLLUX_SCHED_GPU_TYPES_H
