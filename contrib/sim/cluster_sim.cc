@@ -325,6 +325,11 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       }
     }
     if (!active.empty()) {
+      if (auto* sia = dynamic_cast<SiaPolicy*>(&policy)) {
+        std::vector<char> mid(active.size());
+        for (std::size_t k = 0; k < active.size(); ++k) mid[k] = jobs[active[k]].restarting();
+        sia->pin_restarting(std::move(mid));
+      }
       const auto t0 = std::chrono::steady_clock::now();
       std::vector<Placement> next = policy.optimize(infos, nodes, current, now);
       result.policy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

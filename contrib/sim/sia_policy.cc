@@ -123,7 +123,7 @@ bool pack(const TypeShape& s, const std::vector<NodeInfo>& nodes, const std::vec
 // Solves the binary program; returns the chosen column per job (-1: none).
 std::vector<int> solve(int jobs, int types, const std::vector<int>& col_job, const std::vector<int>& col_type,
                        const std::vector<int>& col_gpus, const std::vector<double>& col_obj,
-                       const std::vector<TypeShape>& shapes, bool minimise) {
+                       const std::vector<char>& col_fixed, const std::vector<TypeShape>& shapes, bool minimise) {
   std::vector<int> pick(static_cast<std::size_t>(jobs), -1);
   const int cols = static_cast<int>(col_job.size());
   if (cols == 0) return pick;
@@ -140,6 +140,7 @@ std::vector<int> solve(int jobs, int types, const std::vector<int>& col_job, con
   for (int c = 0; c < cols; ++c) {
     const std::size_t k = static_cast<std::size_t>(c);
     glp_set_col_kind(lp, c + 1, GLP_BV);
+    if (col_fixed[k]) glp_set_col_bnds(lp, c + 1, GLP_FX, 1.0, 1.0);
     glp_set_obj_coef(lp, c + 1, col_obj[k]);
     ia.push_back(col_job[k] + 1);
     ja.push_back(c + 1);
@@ -153,7 +154,7 @@ std::vector<int> solve(int jobs, int types, const std::vector<int>& col_job, con
   glp_init_iocp(&parm);
   parm.presolve = GLP_ON;
   parm.mip_gap = 1e-4;
-  parm.tm_lim = 20000;  // ms: a bound, far above what these programs take
+  parm.tm_lim = 2000;  // ms: see the header
   parm.msg_lev = GLP_MSG_OFF;
   const int rc = glp_intopt(lp, &parm);
   const int status = glp_mip_status(lp);
@@ -197,6 +198,7 @@ std::vector<Placement> SiaPolicy::optimize(const std::vector<JobInfo>& jobs, con
   // The columns: every valid (job, configuration) pair.
   std::vector<int> col_job, col_type, col_gpus, col_config;
   std::vector<double> col_obj;
+  std::vector<char> col_fixed;
   for (int i = 0; i < n; ++i) {
     const JobInfo& j = jobs[static_cast<std::size_t>(i)];
     const Placement& held = current[static_cast<std::size_t>(i)];
@@ -213,21 +215,26 @@ std::vector<Placement> SiaPolicy::optimize(const std::vector<JobInfo>& jobs, con
       lowest = std::min(lowest, g);
     }
     const double r = restart_factor(j, delay);
+    const bool pin = !held.empty() && static_cast<std::size_t>(i) < pinned_.size() && pinned_[static_cast<std::size_t>(i)];
     for (const auto& [c, g] : valid) {
       const Config& cf = configs[static_cast<std::size_t>(c)];
       const bool same = cf.type == held_type && cf.gpus == held_gpus && static_cast<int>(held.size()) == cf.nodes;
+      if (pin && !same) continue;
       const double a = std::min(kClip, std::round(std::pow(g / lowest * (same ? 1.0 : r), p) * 100.0) / 100.0);
       col_job.push_back(i);
       col_type.push_back(cf.type);
       col_gpus.push_back(cf.gpus);
       col_config.push_back(c);
       col_obj.push_back(a - lambda_n_);
+      col_fixed.push_back(pin);
     }
   }
 
+  pinned_.clear();  // for one round only
   std::vector<Placement> out(jobs.size());
 #ifdef HAVE_GLPK
-  const std::vector<int> pick = solve(n, static_cast<int>(shapes.size()), col_job, col_type, col_gpus, col_obj, shapes, p < 0);
+  const std::vector<int> pick =
+      solve(n, static_cast<int>(shapes.size()), col_job, col_type, col_gpus, col_obj, col_fixed, shapes, p < 0);
 #else
   const std::vector<int> pick(jobs.size(), -1);
 #endif

@@ -30,6 +30,7 @@
 // nodes: a job whose configuration is unchanged keeps its GPUs; the others
 // go, largest first, onto whole free nodes or the fullest node with room;
 // if that fails the type is re-packed from scratch (jobs that move restart).
+// A job in the middle of a restart keeps its configuration (pin_restarting).
 // Power-of-two sizes below the node size and whole nodes always pack.
 #ifndef POLLUX_SIM_SIA_POLICY_H
 #define POLLUX_SIM_SIA_POLICY_H
@@ -59,8 +60,15 @@ class SiaPolicy final : public Policy {
   /// Whether this build can solve the program (GLPK found by configure).
   static bool available() noexcept;
 
+  /// For the next optimize() only: jobs[i] with mid_restart[i] is in the
+  /// middle of a checkpoint-restore and keeps its configuration (Sia's
+  /// simulator's preserve_ckpt_allocs; matters when a restart outlasts the
+  /// interval, e.g. with --sia-calibration).
+  void pin_restarting(std::vector<char> mid_restart) { pinned_ = std::move(mid_restart); }
+
  private:
   double lambda_n_;
+  std::vector<char> pinned_;
 };
 
 }  // namespace pollux::sim

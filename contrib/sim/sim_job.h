@@ -68,6 +68,8 @@ class SimJob {
   const Application& app() const noexcept { return steps_->app(); }
   double submit_time() const noexcept { return submit_time_; }
   bool complete() const noexcept { return completion_time_.has_value(); }
+  /// In the middle of a re-allocation's stall.
+  bool restarting() const noexcept { return rescale_time_ > 0 && !placement_.empty(); }
   double completion_time() const { return *completion_time_; }
   int epoch() const noexcept { return epoch_; }
   double progress() const noexcept { return progress_; }

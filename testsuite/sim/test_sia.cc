@@ -94,6 +94,19 @@ TEST(SiaPolicy, AnUnchangedConfigurationKeepsItsGpus) {
   EXPECT_EQ(second, first);
 }
 
+TEST(SiaPolicy, AJobInTheMiddleOfARestartKeepsItsConfiguration) {
+  if (!SiaPolicy::available()) GTEST_SKIP() << "built without GLPK";
+  SiaPolicy sia(sia_options(), kSiaDefaultLambdaN);
+  const std::vector<NodeInfo> nodes = two_types();
+  // Job 0 holds 2 GPUs of type 1; job 1 would gain 8x from all of type 1.
+  const std::vector<JobInfo> jobs = {job(0, 1.0, 2), job(1, 8.0, 8)};
+  const std::vector<Placement> held = {{{2, 2}}, {}};
+  sia.pin_restarting({1, 0});
+  const std::vector<Placement> out = sia.optimize(jobs, nodes, held, 0);
+  expect_valid(jobs, nodes, out);
+  EXPECT_EQ(out[0], held[0]);
+}
+
 TEST(SiaPolicy, ANewJobIsGivenOneGpuAndANonPositivePIsRejected) {
   if (!SiaPolicy::available()) GTEST_SKIP() << "built without GLPK";
   SiaPolicy sia(sia_options(), kSiaDefaultLambdaN);
