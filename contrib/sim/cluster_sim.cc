@@ -329,6 +329,12 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
         std::vector<char> mid(active.size());
         for (std::size_t k = 0; k < active.size(); ++k) mid[k] = jobs[active[k]].restarting();
         sia->pin_restarting(std::move(mid));
+        if (options.sia_calibration) {
+          std::vector<double> penalty(active.size());
+          for (std::size_t k = 0; k < active.size(); ++k)
+            penalty[k] = sia_calibration(jobs[active[k]].app().name()).policy_penalty;
+          sia->set_restart_penalties(std::move(penalty));
+        }
       }
       const auto t0 = std::chrono::steady_clock::now();
       std::vector<Placement> next = policy.optimize(infos, nodes, current, now);

@@ -19,13 +19,13 @@ double one_gpu_throughput(const Application& a) {
 }  // namespace
 
 SiaCalibration sia_calibration(const std::string& application) {
-  if (application == "cifar10") return {1.8, 50};
-  if (application == "imagenet") return {1.2, 250};
-  if (application == "yolov3") return {1.2, 80};
-  if (application == "bert") return {1.2, 120};
-  if (application == "deepspeech2") return {1.2, 25};
-  if (application == "ncf") return {1.5, 15};
-  return {1.0, 30};
+  if (application == "cifar10") return {1.8, 50, 30};
+  if (application == "imagenet") return {1.2, 250, 250};
+  if (application == "yolov3") return {1.2, 80, 45};
+  if (application == "bert") return {1.2, 120, 120};
+  if (application == "deepspeech2") return {1.2, 25, 25};
+  if (application == "ncf") return {1.5, 15, 30};
+  return {1.0, 30, 30};
 }
 
 std::string sia_traces_dir(const std::string& artifact) {

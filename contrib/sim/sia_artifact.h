@@ -25,6 +25,9 @@ namespace pollux::sim {
 struct SiaCalibration {
   double slowdown = 1.0;
   double restart_delay = 30.0;
+  /// The penalty Sia's policy charges a restart of this model (sia.py's
+  /// get_restart_penalty), used by --policy sia.
+  double policy_penalty = 30.0;
 };
 SiaCalibration sia_calibration(const std::string& application);
 

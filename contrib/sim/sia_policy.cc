@@ -154,7 +154,7 @@ std::vector<int> solve(int jobs, int types, const std::vector<int>& col_job, con
   glp_init_iocp(&parm);
   parm.presolve = GLP_ON;
   parm.mip_gap = 1e-4;
-  parm.tm_lim = 2000;  // ms: see the header
+  parm.tm_lim = 2000;  // ms (the header)
   parm.msg_lev = GLP_MSG_OFF;
   const int rc = glp_intopt(lp, &parm);
   const int status = glp_mip_status(lp);
@@ -214,7 +214,8 @@ std::vector<Placement> SiaPolicy::optimize(const std::vector<JobInfo>& jobs, con
       valid.emplace_back(static_cast<int>(c), g);
       lowest = std::min(lowest, g);
     }
-    const double r = restart_factor(j, delay);
+    const double r = restart_factor(
+        j, static_cast<std::size_t>(i) < penalties_.size() ? penalties_[static_cast<std::size_t>(i)] : delay);
     const bool pin = !held.empty() && static_cast<std::size_t>(i) < pinned_.size() && pinned_[static_cast<std::size_t>(i)];
     for (const auto& [c, g] : valid) {
       const Config& cf = configs[static_cast<std::size_t>(c)];
@@ -231,6 +232,7 @@ std::vector<Placement> SiaPolicy::optimize(const std::vector<JobInfo>& jobs, con
   }
 
   pinned_.clear();  // for one round only
+  penalties_.clear();
   std::vector<Placement> out(jobs.size());
 #ifdef HAVE_GLPK
   const std::vector<int> pick =

@@ -26,7 +26,8 @@
 //
 // (Sia's objective sum x A + lambda_n (#jobs - sum x) less its constant.)
 // It is solved exactly (relative gap 1e-4, as Sia asks of its solver) with
-// GLPK's branch and cut. The chosen (type, count) pairs are then placed on
+// GLPK's branch and cut (at most 2 s per program: then the best solution
+// found). The chosen (type, count) pairs are then placed on
 // nodes: a job whose configuration is unchanged keeps its GPUs; the others
 // go, largest first, onto whole free nodes or the fullest node with room;
 // if that fails the type is re-packed from scratch (jobs that move restart).
@@ -65,10 +66,14 @@ class SiaPolicy final : public Policy {
   /// simulator's preserve_ckpt_allocs; matters when a restart outlasts the
   /// interval, e.g. with --sia-calibration).
   void pin_restarting(std::vector<char> mid_restart) { pinned_ = std::move(mid_restart); }
+  /// For the next optimize() only: jobs[i]'s restart penalty D in the
+  /// restart factor (Sia's per-model penalties); empty: restart_delay.
+  void set_restart_penalties(std::vector<double> seconds) { penalties_ = std::move(seconds); }
 
  private:
   double lambda_n_;
   std::vector<char> pinned_;
+  std::vector<double> penalties_;
 };
 
 }  // namespace pollux::sim
