@@ -148,7 +148,7 @@ GpuUse gpu_use(const Snapshot& snap, const RoundResult& result, int type) {
   return u;
 }
 
-std::string gpu_type_name(const std::string& type) { return type.empty() ? "untyped" : type; }
+std::string gpu_type_name(const std::string& type) { return type.empty() ? std::string(kUntypedGpuType) : type; }
 
 std::string user_name(std::uint32_t uid) {
   std::vector<char> buf(16384);
