@@ -15,7 +15,6 @@ namespace pollux::sched {
 namespace {
 
 constexpr std::string_view kSeparator = " | ";
-constexpr std::string_view kUntypedWord = "untyped";
 
 std::string number(double v, const char* format) {
   char buf[64];
@@ -66,14 +65,14 @@ std::string format_alloc(const Alloc& a) {
 // GPUs); a name with a character that would split the comment's words or
 // lists is escaped (log_safe), never cut.
 std::string type_word(const std::string& type) {
-  if (type.empty()) return std::string(kUntypedWord);
+  if (type.empty()) return std::string(kUntypedGpuType);
   std::string out = log_safe(type, std::string::npos);
   for (char& c : out)
     if (c == ' ' || c == ',' || c == ':' || c == '=' || c == '|') c = '?';
   return out;
 }
 
-std::string type_name(std::string_view word) { return word == kUntypedWord ? std::string() : std::string(word); }
+std::string type_name(std::string_view word) { return word == kUntypedGpuType ? std::string() : std::string(word); }
 
 }  // namespace
 

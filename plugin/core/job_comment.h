@@ -24,6 +24,10 @@
 
 namespace pollux::sched {
 
+/// How the SystemComment, the statistics and pollux-status name untyped
+/// GPUs beside typed ones (Slurm's own type name for them is empty).
+inline constexpr std::string_view kUntypedGpuType = "untyped";
+
 /// A job's size: `nodes` nodes (`node_list`, comma-separated names) with
 /// `gpus_per_node` GPUs on each. Empty = no GPUs.
 struct Alloc {

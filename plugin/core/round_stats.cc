@@ -84,6 +84,10 @@ void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, 
   add_to(reset_, snap, inputs, result, record);
   last_round_ = snap.now;
   gpus_ = gpu_use(snap, result);
+  gpus_by_type_.clear();
+  if (snap.gpu_types.size() >= 2)
+    for (std::size_t t = 0; t < snap.gpu_types.size(); ++t)
+      gpus_by_type_.push_back({gpu_type_name(snap.gpu_types[t]), gpu_use(snap, result, static_cast<int>(t))});
   jobs_.clear();
   for (const JobDecision& d : result.decisions) {
     if (d.job >= snap.jobs.size()) continue;
@@ -107,6 +111,7 @@ void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, 
     row.has_model = d.view.has_model;
     row.running = j.running;
     row.restarts = j.restarts;
+    if (snap.gpu_types.size() >= 2 && d.view.gpus > 0) row.gpu_type = gpu_type_name(d.view.gpu_type);
     jobs_.push_back(std::move(row));
   }
   std::sort(jobs_.begin(), jobs_.end(), [](const JobRow& a, const JobRow& b) { return a.job_id < b.job_id; });
@@ -124,9 +129,10 @@ double RoundStats::cluster_goodput() const noexcept {
   return sum;
 }
 
-GpuUse gpu_use(const Snapshot& snap, const RoundResult& result) {
+GpuUse gpu_use(const Snapshot& snap, const RoundResult& result, int type) {
   GpuUse u;
   for (const NodeSnapshot& n : snap.nodes) {
+    if (type >= 0 && n.type != type) continue;
     u.total += n.gpus;
     u.rigid += n.rigid_gpus;
   }
@@ -134,12 +140,15 @@ GpuUse gpu_use(const Snapshot& snap, const RoundResult& result) {
   // moldable until its agent announced a resize signal the site allows.
   for (const JobDecision& d : result.decisions) {
     if (d.job >= snap.jobs.size() || !snap.jobs[d.job].running) continue;
+    if (type >= 0 && placement_type(snap.jobs[d.job].current, snap.nodes) != type) continue;
     const int gpus = placement_gpus(snap.jobs[d.job].current);
     (d.view.kind == "moldable" ? u.moldable : u.elastic) += gpus;
   }
   u.idle = std::max(0, u.total - u.elastic - u.moldable - u.rigid);
   return u;
 }
+
+std::string gpu_type_name(const std::string& type) { return type.empty() ? std::string(kUntypedGpuType) : type; }
 
 std::string user_name(std::uint32_t uid) {
   std::vector<char> buf(16384);

@@ -60,6 +60,12 @@ struct GpuUse {
   int idle = 0;      ///< the rest
 };
 
+/// The GPUs of one GPU type's nodes by who holds them.
+struct TypeGpuUse {
+  std::string type;  ///< Slurm's type name, "untyped" for untyped GPUs beside typed ones
+  GpuUse use;
+};
+
 /// One elastic job as the last round left it.
 struct JobRow {
   std::uint32_t job_id = 0;
@@ -75,6 +81,10 @@ struct JobRow {
   bool has_model = false;
   bool running = false;
   int restarts = 0;
+  /// On a cluster of two or more GPU types: the type of the GPUs it holds
+  /// or is promised (gpu_type_name()); empty when none, or on a cluster of
+  /// one type or none (whose output stays as it was before types).
+  std::string gpu_type;
 };
 
 /// What one round did, apart from what its snapshot, inputs and decisions say.
@@ -103,6 +113,9 @@ class RoundStats {
   const RoundTotals& since_start() const noexcept { return start_; }
   const RoundTotals& since_reset() const noexcept { return reset_; }
   const GpuUse& gpus() const noexcept { return gpus_; }
+  /// One per GPU type, in Snapshot::gpu_types' order, on a cluster of two
+  /// or more types; empty otherwise.
+  const std::vector<TypeGpuUse>& gpus_by_type() const noexcept { return gpus_by_type_; }
   const std::vector<JobRow>& jobs() const noexcept { return jobs_; }
   double last_round() const noexcept { return last_round_; }
   /// The sum of the running elastic jobs' goodput (examples/s) at their
@@ -113,14 +126,21 @@ class RoundStats {
  private:
   RoundTotals start_, reset_;
   GpuUse gpus_;
+  std::vector<TypeGpuUse> gpus_by_type_;
   std::map<std::uint32_t, std::string> users_;  // uid -> name, looked up once
   std::vector<JobRow> jobs_;
   double last_round_ = 0;
 };
 
 /// GPUs by kind of job: rigid and idle from the snapshot, elastic and
-/// moldable from the kind the round gave each running job.
-GpuUse gpu_use(const Snapshot& snap, const RoundResult& result);
+/// moldable from the kind the round gave each running job. With `type`
+/// (an index into snap.gpu_types) only the nodes of that type and the jobs
+/// running on them.
+GpuUse gpu_use(const Snapshot& snap, const RoundResult& result, int type = -1);
+
+/// A GPU type as the statistics show it: Slurm's name, "untyped" for
+/// untyped GPUs, as the SystemComment's type= (job_comment.h).
+std::string gpu_type_name(const std::string& type);
 
 /// The user name of a uid (getpwuid_r), the number when it has none.
 std::string user_name(std::uint32_t uid);

@@ -63,6 +63,12 @@ std::string json_totals(const RoundTotals& t) {
   return o.str();
 }
 
+std::string json_gpus(const GpuUse& g) {
+  return "{\"total\": " + std::to_string(g.total) + ", \"elastic\": " + std::to_string(g.elastic) +
+         ", \"moldable\": " + std::to_string(g.moldable) + ", \"rigid\": " + std::to_string(g.rigid) +
+         ", \"idle\": " + std::to_string(g.idle) + "}";
+}
+
 // Prometheus label values: backslash, double quote and newline escaped.
 std::string label(std::string_view s) {
   std::string out = "\"";
@@ -89,6 +95,13 @@ class Prom {
     family(name, "counter", help);
     for (const auto& [k, v] : m) sample(name, std::string(key) + "=" + label(k), static_cast<double>(v));
   }
+  // One sample per holder kind; `labels` precede kind= (empty, or ending in a comma).
+  void gpus(std::string_view name, const std::string& labels, const GpuUse& g) {
+    sample(name, labels + "kind=\"elastic\"", g.elastic);
+    sample(name, labels + "kind=\"moldable\"", g.moldable);
+    sample(name, labels + "kind=\"rigid\"", g.rigid);
+    sample(name, labels + "kind=\"idle\"", g.idle);
+  }
   std::string str() const { return o_.str(); }
 
  private:
@@ -102,9 +115,19 @@ std::string status_json(const RoundStats& s, double now) {
   const GpuUse& g = s.gpus();
   o << "{\"version\": " << kStatusVersion << ", \"written\": " << num(now) << ", \"last_round\": "
     << num(s.last_round()) << ",\n \"since_start\": " << json_totals(s.since_start())
-    << ",\n \"since_reset\": " << json_totals(s.since_reset()) << ",\n \"gpus\": {\"total\": " << g.total
-    << ", \"elastic\": " << g.elastic << ", \"moldable\": " << g.moldable << ", \"rigid\": " << g.rigid
-    << ", \"idle\": " << g.idle << "}, \"cluster_goodput\": " << num(s.cluster_goodput()) << ",\n \"jobs\": [";
+    << ",\n \"since_reset\": " << json_totals(s.since_reset()) << ",\n \"gpus\": " << json_gpus(g);
+  // Only on a cluster of two or more GPU types: others' files stay as they were.
+  if (!s.gpus_by_type().empty()) {
+    o << ", \"gpus_by_type\": {";
+    bool first_type = true;
+    for (const TypeGpuUse& t : s.gpus_by_type()) {
+      o << (first_type ? "" : ", ") << json_string(t.type) << ": " << json_gpus(t.use);
+      first_type = false;
+    }
+    o << "}";
+  }
+  o << ", \"cluster_goodput\": " << num(s.cluster_goodput()) << ",\n \"jobs\": [";
+  const bool typed = !s.gpus_by_type().empty();
   bool first = true;
   for (const JobRow& r : s.jobs()) {
     o << (first ? "\n  " : ",\n  ") << "{\"job_id\": " << r.job_id << ", \"user\": " << json_string(r.user)
@@ -113,7 +136,9 @@ std::string status_json(const RoundStats& s, double now) {
       << ", \"nodes\": " << r.nodes << ", \"batch\": " << r.batch << ", \"goodput\": " << num(r.goodput)
       << ", \"efficiency\": " << num(r.efficiency) << ", \"speedup\": " << num(r.speedup)
       << ", \"has_model\": " << (r.has_model ? "true" : "false") << ", \"running\": " << (r.running ? "true" : "false")
-      << ", \"restarts\": " << r.restarts << "}";
+      << ", \"restarts\": " << r.restarts;
+    if (typed) o << ", \"gpu_type\": " << json_string(r.gpu_type);
+    o << "}";
     first = false;
   }
   o << "]}\n";
@@ -153,12 +178,17 @@ std::string metrics_text(const RoundStats& s) {
   p.sample("pollux_checkpoint_timeouts_total", "", static_cast<double>(t.checkpoint_timeouts));
   const GpuUse& g = s.gpus();
   p.family("pollux_gpus", "gauge", "GPUs of the GPU nodes by who holds them, at the last round.");
-  p.sample("pollux_gpus", "kind=\"elastic\"", g.elastic);
-  p.sample("pollux_gpus", "kind=\"moldable\"", g.moldable);
-  p.sample("pollux_gpus", "kind=\"rigid\"", g.rigid);
-  p.sample("pollux_gpus", "kind=\"idle\"", g.idle);
+  p.gpus("pollux_gpus", "", g);
   p.family("pollux_cluster_gpus", "gauge", "GPUs of the GPU nodes.");
   p.sample("pollux_cluster_gpus", "", g.total);
+  // Only on a cluster of two or more GPU types: others' files stay as they were.
+  const bool typed = !s.gpus_by_type().empty();
+  if (typed) {
+    p.family("pollux_gpus_by_type", "gauge", "GPUs of each GPU type's nodes by who holds them, at the last round.");
+    for (const TypeGpuUse& t : s.gpus_by_type()) p.gpus("pollux_gpus_by_type", "type=" + label(t.type) + ",", t.use);
+    p.family("pollux_cluster_gpus_by_type", "gauge", "GPUs of each GPU type's nodes.");
+    for (const TypeGpuUse& t : s.gpus_by_type()) p.sample("pollux_cluster_gpus_by_type", "type=" + label(t.type), t.use.total);
+  }
   p.family("pollux_cluster_goodput", "gauge", "Sum of the running elastic jobs' goodput (examples per second).");
   p.sample("pollux_cluster_goodput", "", s.cluster_goodput());
   struct Gauge {
@@ -179,8 +209,9 @@ std::string metrics_text(const RoundStats& s) {
       {"pollux_job_restarts", "Slurm's restart count of the job.",
        [](const JobRow& r) { return static_cast<double>(r.restarts); }},
   };
-  auto job_labels = [](const JobRow& r) {
-    return "job_id=" + label(std::to_string(r.job_id)) + ",user=" + label(r.user) + ",partition=" + label(r.partition);
+  auto job_labels = [typed](const JobRow& r) {
+    return "job_id=" + label(std::to_string(r.job_id)) + ",user=" + label(r.user) + ",partition=" + label(r.partition) +
+           (typed ? ",gpu_type=" + label(r.gpu_type) : "");
   };
   for (const Gauge& gauge : gauges) {
     p.family(gauge.name, "gauge", gauge.help);

@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 
 #include "core/round_stats.h"
@@ -212,6 +214,72 @@ TEST(StatusFile, TheStatusIsJsonWithBothSpansAndTheJobs) {
             std::string::npos);
   EXPECT_NE(j.find("\"partition\": \"gpu \\\"a\\\\b\\\"\\u000a\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"goodput\": 0,"), std::string::npos);
+}
+
+// sample_stats() on a cluster of two GPU types: n0 a100, n1 h100 (its
+// rigid GPU); job 1 on n0's GPUs.
+RoundStats typed_stats(std::vector<std::string> types = {"a100", "h100"}) {
+  RoundStats stats(1000);
+  Snapshot snap = two_jobs(1010);
+  snap.gpu_types = std::move(types);
+  snap.nodes[1].type = std::max(0, static_cast<int>(snap.gpu_types.size()) - 1);
+  RoundResult result;
+  result.decisions = {decision(0, Action::kNone, Phase::kRunning, "start", 2),
+                      decision(1, Action::kHold, Phase::kHeld, "wait", 0)};
+  if (!snap.gpu_types.empty()) result.decisions[0].view.gpu_type = snap.gpu_types[0];
+  stats.add(snap, std::vector<JobInput>(2), result, record(RoundKind::kPeriodic, 1, 1));
+  return stats;
+}
+
+TEST(RoundStats, GpusByTypeAndEachJobsTypeOnlyWithTwoTypesOrMore) {
+  const RoundStats stats = typed_stats();
+  ASSERT_EQ(stats.gpus_by_type().size(), 2u);
+  const TypeGpuUse& a = stats.gpus_by_type()[0];
+  const TypeGpuUse& h = stats.gpus_by_type()[1];
+  EXPECT_EQ(a.type, "a100");
+  EXPECT_EQ(a.use.total, 4);
+  EXPECT_EQ(a.use.elastic, 2);
+  EXPECT_EQ(a.use.idle, 2);
+  EXPECT_EQ(h.type, "h100");
+  EXPECT_EQ(h.use.rigid, 1);
+  EXPECT_EQ(h.use.elastic, 0);
+  EXPECT_EQ(h.use.idle, 3);
+  EXPECT_EQ(stats.gpus().idle, 5);  // the whole cluster's as before
+  EXPECT_EQ(stats.jobs()[0].gpu_type, "a100");
+  EXPECT_EQ(stats.jobs()[1].gpu_type, "");  // no GPUs
+  EXPECT_EQ(typed_stats({"", "h100"}).gpus_by_type()[0].type, "untyped");
+  const RoundStats one = typed_stats({"a100"});  // one type: as an untyped cluster
+  EXPECT_TRUE(one.gpus_by_type().empty());
+  EXPECT_EQ(one.jobs()[0].gpu_type, "");
+}
+
+TEST(StatusFile, TypesAreWrittenOnlyOnAClusterOfTwoOrMore) {
+  const std::string m = metrics_text(typed_stats());
+  EXPECT_NE(m.find("pollux_gpus_by_type{type=\"a100\",kind=\"elastic\"} 2\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("pollux_gpus_by_type{type=\"h100\",kind=\"rigid\"} 1\n"), std::string::npos);
+  EXPECT_NE(m.find("pollux_cluster_gpus_by_type{type=\"h100\"} 4\n"), std::string::npos);
+  EXPECT_NE(m.find("pollux_job_gpus{job_id=\"1\",user=\"" + user_name(::getuid()) +
+                   "\",partition=\"gpu\",gpu_type=\"a100\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(m.find("pollux_job_info{job_id=\"2\",user=\"4000000\",partition=\"gpu\",gpu_type=\"\",phase=\"held\""),
+            std::string::npos);
+  const std::string j = status_json(typed_stats(), 1011);
+  EXPECT_NE(j.find(", \"gpus_by_type\": {\"a100\": {\"total\": 4, \"elastic\": 2, \"moldable\": 0, \"rigid\": 0, "
+                   "\"idle\": 2}, \"h100\": {"),
+            std::string::npos)
+      << j;
+  EXPECT_NE(j.find("\"restarts\": 2, \"gpu_type\": \"a100\"}"), std::string::npos);
+  // One type: byte for byte what an untyped cluster writes.
+  EXPECT_EQ(metrics_text(typed_stats({"a100"})), metrics_text(typed_stats({})));
+  EXPECT_EQ(status_json(typed_stats({"a100"}), 1), status_json(typed_stats({}), 1));
+}
+
+TEST(StatusFile, TheTypedMetricsPassPromtoolsChecks) {
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "no promtool";
+  test::TempDir dir;
+  const std::string path = dir / "metrics.prom";
+  std::ofstream(path) << metrics_text(typed_stats());
+  EXPECT_EQ(std::system(("promtool check metrics < " + path).c_str()), 0);
 }
 
 TEST(StatusFile, AResetRequestIsHonouredOnceAndOnlyFromRootOrSlurmUser) {
