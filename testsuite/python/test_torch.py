@@ -149,7 +149,7 @@ def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
     # CPU's float32 reductions are less accurate than CUDA's tree, 3e-6
     # here: gpu-figures' run measures the GPU's, 1e-7 or better.)
     r = python("import torch\n"
-               "from pollux.torch.parallel import _device_norm, _device_dot, _sqnorm, _dot, _dot_consuming, _Norms\n"
+               "from pollux.torch.parallel import _device_norm, _device_dot, _sqnorm, _dot, _Norms\n"
                "g = torch.Generator().manual_seed(3)\n"
                "for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):\n"
                "    a = torch.randn(3 * 4096 + 17, generator=g).to(dt)\n"
@@ -158,7 +158,9 @@ def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
                "    out = torch.zeros(2, dtype=torch.float64 if dt == torch.float64 else torch.float32)\n"
                "    _device_norm(a, out[0]); _device_dot(a, b, out[1])\n"
                "    got = out[0].double().item() ** 2, out[1].item(), _sqnorm(a).item(), _dot(a, b).item()\n"
-               "    pair = _dot_consuming(a.clone(), b, _sqnorm(a), _sqnorm(b)).item()  # the hook's pair on the CPU\n"
+               "    n = _Norms(torch.device('cpu'), [a]); n.norm(a, n.cells(0), 0, 0); n.keep_averaged(1); n.reset()\n"
+               "    n.norm(b, n.cells(0), 0, 0); n.dot(a.clone(), b, n.cells(0), 0)\n"
+               "    pair = n.totals(1)[3].item()  # the hook's pair on the CPU: (|a|^2 + |b|^2 - |a - b|^2) / 2\n"
                "    print(dt, abs(got[0] / exact[0] - 1) < 1e-5, abs(got[1] - exact[1]) < 1e-5 * exact[0],\n"
                "          abs(got[2] / exact[0] - 1) < 1e-5, abs(got[3] - exact[1]) < 1e-3 * exact[0],\n"
                "          abs(pair - exact[1]) < 1e-3 * exact[0])\n"

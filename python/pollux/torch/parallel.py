@@ -10,34 +10,6 @@ from . import _session
 _CHUNK = 4096
 
 
-def _chunked(t, f):
-    """f over 4096-element chunks (one row each), the chunks' results summed
-    in double: as accurate as a double pass (the C++ agent's CPU backend
-    does the same) at the cost of a float pass; a float32 sum over a whole
-    bucket loses ~1e-4 relative, a float64 pass costs ~20x more."""
-    n = t.numel()
-    k = n - n % _CHUNK
-    total = f(t[:k].view(-1, _CHUNK)).to(torch.float64).sum() if k else t.new_zeros((), dtype=torch.float64)
-    if k < n:
-        total = total + f(t[k:].view(1, -1)).to(torch.float64).sum()
-    return total
-
-
-def _cpu_dot(a, b):
-    if a.dtype in (torch.float32, torch.float64):
-        # One dot product per chunk (a batched matrix product): no a * b
-        # temporary, a third of the time of the product and a sum.
-        n = a.numel()
-        k = n - n % _CHUNK
-        total = a.new_zeros((), dtype=torch.float64)
-        if k:
-            total = torch.bmm(a[:k].view(-1, 1, _CHUNK), b[:k].view(-1, _CHUNK, 1)).to(torch.float64).sum()
-        if k < n:
-            total = total + torch.dot(a[k:].to(torch.float64), b[k:].to(torch.float64))
-        return total
-    return _chunked(a * b, lambda rows: rows.sum(dim=1, dtype=torch.float32))
-
-
 def _device_norm(t, out):
     """A GPU's way: |t| in one reduction kernel, accumulated in out's dtype
     (float32 but for a float64 model; CUDA's tree reduction: ~1e-7
@@ -65,10 +37,11 @@ class _ChunkPlan:
     """The CPU's |t| of one tensor kept from step to step (a bucket, or the
     buffer a bucket is kept in), as three operations and no allocation:
     the 4096-element rows' norms in float32 (half precision widened) into
-    a buffer made once, then their norm in double (the chunked sums of
-    _chunked, as accurate as a double pass; per bucket, their dozen
-    operations and temporaries were most of the hook's host time,
-    doc/benchmarks.md, "Host work per step")."""
+    a buffer made once, then their norm in double (float32 within a
+    4096-element chunk, summed in double: as accurate as a double pass at
+    the cost of a float pass, as the C++ agent's CPU backend does; per
+    bucket, the dozen operations and temporaries before it were most of
+    the hook's host time, doc/benchmarks.md, "Host work per step")."""
 
     __slots__ = ("ptr", "numel", "dtype", "head", "tail", "rows_head", "rows_tail", "rows", "wide")
 
@@ -106,10 +79,10 @@ def _sqnorm(t):
 
 
 def _dot(a, b):
-    """<a, b> as a float64 scalar tensor, as the hook takes it on a's device."""
-    if a.is_cuda:
-        return _device_dot(a, b, a.new_empty((), dtype=_wide(a.dtype))).to(torch.float64)
-    return _cpu_dot(a, b)
+    """<a, b> as a float64 scalar tensor, as the hook takes it on a GPU (on
+    the CPU the hook takes the pair from the difference's norm instead:
+    _Norms.dot)."""
+    return _device_dot(a, b, a.new_empty((), dtype=_wide(a.dtype))).to(torch.float64)
 
 
 def _difference(kept, t):
@@ -119,19 +92,6 @@ def _difference(kept, t):
     if kept.dtype in (torch.float32, torch.float64):
         return kept.sub_(t)
     return kept.float().sub_(t)
-
-
-def _dot_consuming(kept, t, kept_sqr, t_sqr):
-    """<kept, t> on the CPU, free to overwrite `kept`, from the squared norm
-    of the difference: <a, b> = (|a|^2 + |b|^2 - |a - b|^2) / 2, with |a|^2
-    and |b|^2 at hand. One vectorised subtraction and one norm pass cost
-    less than the batched product (Debian's torch takes it to a generic
-    BLAS: 4 ms on 10.5 M floats against 1.4 ms for a norm pass,
-    doc/benchmarks.md), and what the agent takes from the pair,
-    |a|^2 + |b|^2 - 2 <a, b>, is then the difference's norm itself rather
-    than a cancellation. The hook keeps |a - b| per bucket instead and
-    forms the sum once (_Norms.totals)."""
-    return (kept_sqr + t_sqr - _sqnorm(_difference(kept, t))) * 0.5
 
 
 def _keep(session, index, t):
