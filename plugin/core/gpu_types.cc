@@ -142,9 +142,11 @@ void TypeSpeedLearner::learn(std::uint32_t job_id, const std::vector<std::option
     }
 }
 
-void TypeSpeedLearner::forget_others(const std::vector<std::uint32_t>& alive) {
+void TypeSpeedLearner::forget_others(std::vector<std::uint32_t> alive) {
+  // Sorted once: a round of thousands of jobs is not a quadratic scan.
+  std::sort(alive.begin(), alive.end());
   for (auto it = seen_.begin(); it != seen_.end();) {
-    if (std::find(alive.begin(), alive.end(), it->first) == alive.end()) it = seen_.erase(it);
+    if (!std::binary_search(alive.begin(), alive.end(), it->first)) it = seen_.erase(it);
     else ++it;
   }
 }

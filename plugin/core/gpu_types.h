@@ -92,7 +92,7 @@ class TypeSpeedLearner {
   /// the types its hint names); each pair of types is observed once per job.
   void learn(std::uint32_t job_id, const std::vector<std::optional<PerfParams>>& fits, const BatchLimits& limits);
   /// Jobs not in `alive` are forgotten (their observations stay).
-  void forget_others(const std::vector<std::uint32_t>& alive);
+  void forget_others(std::vector<std::uint32_t> alive);
 
  private:
   std::vector<std::string> types_;

@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "job_transitions.h"
 #include "pollux/job_description.h"
@@ -343,7 +344,7 @@ const TypeRatios* learn_type_ratios(const Snapshot& snap, const std::vector<JobI
     if (inputs[i].model)  // only the types its hint names: a fit placed by where it runs may be stale
       learner.learn(snap.jobs[i].job_id, fits_by_type(inputs[i].model, snap.gpu_types, -1), inputs[i].model->limits);
   }
-  learner.forget_others(alive);
+  learner.forget_others(std::move(alive));
   return &ratios;
 }
 
