@@ -69,11 +69,10 @@ double speedup_on(const JobInfo& j, int type, int nodes, int gpus) {
   return j.speedup ? j.speedup(nodes, gpus) : static_cast<double>(gpus);
 }
 
-// Sia's re-allocation factor: the share of its age a job has not lost to
-// restarts, projected one more restart ahead.
-double restart_factor(const JobInfo& j, double delay) {
-  if (j.age < delay) return 1.0;
-  return std::max(j.age - j.restarts * delay, 0.0) / (j.age + delay);
+// Sia's re-allocation factor: Pollux's (pollux::restart_factor), but 1
+// while the job is younger than one restart.
+double sia_restart_factor(const JobInfo& j, double delay) {
+  return j.age < delay ? 1.0 : restart_factor(j.age, j.restarts, delay);
 }
 
 // Places the chosen configurations of one type on its nodes (see the
@@ -214,7 +213,7 @@ std::vector<Placement> SiaPolicy::optimize(const std::vector<JobInfo>& jobs, con
       valid.emplace_back(static_cast<int>(c), g);
       lowest = std::min(lowest, g);
     }
-    const double r = restart_factor(
+    const double r = sia_restart_factor(
         j, static_cast<std::size_t>(i) < penalties_.size() ? penalties_[static_cast<std::size_t>(i)] : delay);
     const bool pin = !held.empty() && static_cast<std::size_t>(i) < pinned_.size() && pinned_[static_cast<std::size_t>(i)];
     for (const auto& [c, g] : valid) {

@@ -15,10 +15,7 @@ JobInfo describe_elastic_job(const ElasticJobState& job, double restart_penalty,
   info.restarts = job.restarts;
   if (job.run_start > 0 && job.restarts > 0) {
     const double run = std::max(0.0, job.now - job.run_start), d = restart_penalty;
-    const auto factor = [d](double age, int restarts) {
-      return age + d > 0 ? std::max(age - restarts * d, 0.0) / (age + d) : 1.0;
-    };
-    if (factor(run, 1) < factor(info.age, info.restarts)) {
+    if (restart_factor(run, 1, d) < restart_factor(info.age, info.restarts, d)) {
       info.age = run;
       info.restarts = 1;
     }

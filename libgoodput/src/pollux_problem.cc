@@ -76,7 +76,7 @@ PolluxProblem::PolluxProblem(const std::vector<JobInfo>& jobs, const std::vector
     j.min_gpus = std::max(j.min_gpus, j.min_nodes);
     if (j.min_nodes > j.max_nodes || j.max_gpus < j.min_gpus) j.max_gpus = 0;
     const double d = options.restart_delay;
-    j.penalty = in.age + d > 0 ? std::max(in.age - in.restarts * d, 0.0) / (in.age + d) : 1.0;
+    j.penalty = restart_factor(in.age, in.restarts, d);
     j.current = normalize_placement(current[i]);
     // Normalised by the fair-share speedup on its best type.
     for (int t = num_types_ - 1; t >= 0; --t)

@@ -42,6 +42,13 @@ int placement_gpus(const Placement& p) noexcept;
 /// Sorts by node, merges duplicates and drops zero entries.
 Placement normalize_placement(Placement p);
 
+/// Pollux's restart factor: the share of a job's age not lost to its
+/// restarts, projected one restart (`delay` seconds) ahead:
+/// max(age - restarts x delay, 0) / (age + delay); 1 when age + delay is 0.
+inline double restart_factor(double age, int restarts, double delay) noexcept {
+  return age + delay > 0 ? (age - restarts * delay > 0 ? age - restarts * delay : 0.0) / (age + delay) : 1.0;
+}
+
 /// What a policy knows of one job.
 struct JobInfo {
   std::uint64_t id = 0;          ///< stable across rounds (policies keep per-job state)
