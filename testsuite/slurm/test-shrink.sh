@@ -47,7 +47,8 @@ for j in "$a" "$b"; do
     [[ $s == N/A ]] && { echo unknown; return; }
     echo $(($(date -d "$s" +%s) - $(date +%s)))
   }
-  settled_start() { [[ $(starts_in "$j") == unknown ]] || (($(starts_in "$j") < 60)); }
+  # One squeue read per check: the estimate may turn N/A between two reads.
+  settled_start() { local s; s=$(starts_in "$j"); [[ $s == unknown ]] || ((s < 60)); }
   wait_until 5 "job $j's start estimate ($(squeue --start -h -j "$j" -o %S)) not the requeue's parking" settled_start
   note "preempted job $j: squeue --start ${j}: $(squeue --start -h -j "$j" -o '%S %r') | $(system_comment "$j")"
 done
