@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 namespace pollux {
 
@@ -10,11 +11,15 @@ JobInfo describe_elastic_job(const ElasticJobState& job, double restart_penalty,
   JobInfo info;
   info.id = job.id;
   info.submit_time = job.submit_time;
+  // A job's own restart time where it has shown one: a job that restarts
+  // in 10 s is moved more readily than one that takes 4 minutes.
+  const double d = job.restart_cost > 0 && std::isfinite(job.restart_cost) ? job.restart_cost : restart_penalty;
+  info.restart_delay = d;
   info.age = std::max(0.0, job.now - job.submit_time);
-  if (arrivals_round) info.age = std::max(info.age, restart_penalty * (job.restarts + 1));
+  if (arrivals_round) info.age = std::max(info.age, d * (job.restarts + 1));
   info.restarts = job.restarts;
   if (job.run_start > 0 && job.restarts > 0) {
-    const double run = std::max(0.0, job.now - job.run_start), d = restart_penalty;
+    const double run = std::max(0.0, job.now - job.run_start);
     if (restart_factor(run, 1, d) < restart_factor(info.age, info.restarts, d)) {
       info.age = run;
       info.restarts = 1;

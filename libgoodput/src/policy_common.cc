@@ -43,6 +43,7 @@ void validate_round(const char* policy, const std::vector<JobInfo>& jobs,
     if (!ids.insert(j.id).second) fail(policy, "duplicate job id " + std::to_string(j.id));
     if (!std::isfinite(j.submit_time) || !std::isfinite(j.age) || j.age < 0 ||
         !std::isfinite(j.attained_service) || j.attained_service < 0 || j.restarts < 0 ||
+        !std::isfinite(j.restart_delay) || j.restart_delay < 0 ||
         j.min_replicas < 0 || j.max_replicas < 0 || !std::isfinite(j.remaining_iterations))
       fail(policy, job_name(jobs, i) + " has a negative or non-finite field");
     if (j.max_nodes < 0) fail(policy, job_name(jobs, i) + " has a negative max_nodes");

@@ -103,6 +103,15 @@ TEST(TypedPolicy, AMoveAcrossTypesPaysTheRestartPenalty) {
   p = make_policy("pollux", {});
   alloc = p->optimize({job(1, typed({1.0, 1.3}), 2, 90, 2)}, nodes, current, 0);
   EXPECT_EQ(alloc[0], current[0]);
+  // 400 s old, one restart: with the policy's D (30 s) the factor is
+  // 370 / 430 and it moves; with its own restart time of 200 s it is
+  // 200 / 600 and it stays.
+  JobInfo slow = job(1, typed({1.0, 1.3}), 2, 400, 1);
+  p = make_policy("pollux", {});
+  EXPECT_EQ(type_of(nodes, p->optimize({slow}, nodes, current, 0)[0]), 1);
+  slow.restart_delay = 200;
+  p = make_policy("pollux", {});
+  EXPECT_EQ(p->optimize({slow}, nodes, current, 0)[0], current[0]);
 }
 
 TEST(TypedPolicy, OneTypeGivesTodaysDecisions) {

@@ -19,6 +19,10 @@ struct ElasticJobState {
   double submit_time = 0;        ///< seconds (also the origin of its age)
   double now = 0;                ///< the round's time
   int restarts = 0;              ///< re-allocations so far (Slurm requeues included)
+  /// Seconds a restart has been seen to cost this job (checkpoint to the
+  /// first step after the restore: pollux/hint.h's restart_seconds);
+  /// 0: not seen yet, the policy's restart penalty stands in.
+  double restart_cost = 0;
   /// Running, and its current run began with a restart: when that run
   /// started (0: not running, or its first run).
   double run_start = 0;
@@ -38,7 +42,8 @@ struct ElasticJobState {
   std::vector<bool> allowed_nodes;  ///< empty: every node
 };
 
-/// The policy's view of `job`, with `restart_penalty` the policy's D:
+/// The policy's view of `job`, with D its restart_cost once seen, else
+/// `restart_penalty` (the policy's D), and JobInfo::restart_delay = D:
 /// - age = now - submit_time (never negative); in an arrivals round (only
 ///   jobs holding no GPUs are sized, promptly) at least D x (restarts + 1),
 ///   so that Pollux's restart factor max(age - restarts D, 0) / (age + D)

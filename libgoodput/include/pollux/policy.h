@@ -63,6 +63,9 @@ struct JobInfo {
   double submit_time = 0;        ///< seconds; ties in FIFO order are broken by id
   double age = 0;                ///< seconds since submission
   int restarts = 0;              ///< re-allocations so far
+  /// D for this job: seconds a re-allocation costs it (its own measured
+  /// checkpoint-restart time); 0: PolicyOptions::restart_delay.
+  double restart_delay = 0;
   int min_replicas = 0;          ///< fewer GPUs than this is useless: give 0
   int max_replicas = 1;          ///< never more GPUs than this
   double attained_service = 0;   ///< GPU-seconds received so far
