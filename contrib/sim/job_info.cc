@@ -35,6 +35,7 @@ JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, dou
   s.submit_time = job.submit_time();
   s.now = now;
   s.restarts = job.restarts();
+  s.restart_cost = job.restart_cost();
   s.attained_service = job.attained_service();
   if (ratios != nullptr)
     s.speedup_by_type = job.typed_speedups(*ratios);

@@ -191,7 +191,7 @@ std::vector<Placement> SiaPolicy::optimize(const std::vector<JobInfo>& jobs, con
     throw std::runtime_error("pollux-sim was built without GLPK (libglpk-dev): the sia policy is not available");
   const std::vector<TypeShape> shapes = type_shapes(nodes);
   const std::vector<Config> configs = configurations(shapes);
-  const double p = options_.fairness_p, delay = options_.restart_delay;
+  const double p = options_.fairness_p;
   const int n = static_cast<int>(jobs.size());
 
   // The columns: every valid (job, configuration) pair.
@@ -213,8 +213,11 @@ std::vector<Placement> SiaPolicy::optimize(const std::vector<JobInfo>& jobs, con
       valid.emplace_back(static_cast<int>(c), g);
       lowest = std::min(lowest, g);
     }
-    const double r = sia_restart_factor(
-        j, static_cast<std::size_t>(i) < penalties_.size() ? penalties_[static_cast<std::size_t>(i)] : delay);
+    // Sia's per-model penalty where given (--sia-calibration), else the
+    // job's own D, as Pollux is told it (job_restart_delay).
+    const double r = sia_restart_factor(j, static_cast<std::size_t>(i) < penalties_.size()
+                                               ? penalties_[static_cast<std::size_t>(i)]
+                                               : job_restart_delay(j, options_));
     const bool pin = !held.empty() && static_cast<std::size_t>(i) < pinned_.size() && pinned_[static_cast<std::size_t>(i)];
     for (const auto& [c, g] : valid) {
       const Config& cf = configs[static_cast<std::size_t>(c)];

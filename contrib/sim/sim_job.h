@@ -9,7 +9,9 @@
 //   Crossing an epoch boundary takes round(remaining progress / rate)
 //   seconds; the job completes after its last epoch.
 // - Re-allocation: the job stalls for the restart delay (30 s) first; it
-//   counts as attained service.
+//   counts as attained service. The job remembers the stall of its last
+//   re-allocation that placed it (restart_cost), as sched/pollux learns a
+//   job's restart time from its agent's hint.
 // - The agent: every (nodes, replicas, m) the job runs at is a profile
 //   sample (grad time = step - sync, step time = step); the throughput
 //   model is re-fitted on all samples whenever a new one appears (lazily,
@@ -74,6 +76,9 @@ class SimJob {
   int epoch() const noexcept { return epoch_; }
   double progress() const noexcept { return progress_; }
   int restarts() const noexcept { return restarts_ < 0 ? 0 : restarts_; }
+  /// Seconds the last re-allocation that placed the job stalled it (what
+  /// its agent measures and reports); 0 before it first ran.
+  double restart_cost() const noexcept { return restart_cost_; }
   double attained_service() const noexcept { return attained_service_; }
   int gpus() const noexcept;
   long long fixed_batch() const noexcept { return fixed_batch_; }
@@ -117,6 +122,7 @@ class SimJob {
   double progress_ = 0;
   double attained_service_ = 0;
   int restarts_ = -1;  // -1: never started
+  double restart_cost_ = 0;
   std::optional<double> completion_time_;
 
   struct Slot {  // the profile and fit of one GPU type

@@ -75,7 +75,7 @@ PolluxProblem::PolluxProblem(const std::vector<JobInfo>& jobs, const std::vector
     j.min_nodes = std::max(in.min_nodes, 1);
     j.min_gpus = std::max(j.min_gpus, j.min_nodes);
     if (j.min_nodes > j.max_nodes || j.max_gpus < j.min_gpus) j.max_gpus = 0;
-    const double d = in.restart_delay > 0 ? in.restart_delay : options.restart_delay;
+    const double d = job_restart_delay(in, options);
     j.penalty = restart_factor(in.age, in.restarts, d);
     j.current = normalize_placement(current[i]);
     // Normalised by the fair-share speedup on its best type.

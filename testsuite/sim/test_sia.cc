@@ -107,6 +107,27 @@ TEST(SiaPolicy, AJobInTheMiddleOfARestartKeepsItsConfiguration) {
   EXPECT_EQ(out[0], held[0]);
 }
 
+// A job that holds 2 GPUs of type 0 and would run 3x as fast on type 1
+// moves when a restart costs it the default 30 s, stays when its own
+// restart_delay is 500 s (restart factor 0.09 at age 600), and moves again
+// when a per-model penalty of 30 s is set (Sia's own, --sia-calibration).
+TEST(SiaPolicy, AJobIsChargedItsOwnRestartDelay) {
+  if (!SiaPolicy::available()) GTEST_SKIP() << "built without GLPK";
+  SiaPolicy sia(sia_options(), kSiaDefaultLambdaN);
+  const std::vector<NodeInfo> nodes = two_types();
+  std::vector<JobInfo> jobs = {job(0, 3.0, 2)};
+  jobs[0].restarts = 1;
+  const std::vector<Placement> held = {{{0, 2}}};
+  const auto type_of = [&](const std::vector<Placement>& out) {
+    return out[0].empty() ? -1 : nodes[static_cast<std::size_t>(out[0].front().node)].type;
+  };
+  EXPECT_EQ(type_of(sia.optimize(jobs, nodes, held, 0)), 1);
+  jobs[0].restart_delay = 500;
+  EXPECT_EQ(sia.optimize(jobs, nodes, held, 0), held);
+  sia.set_restart_penalties({30});
+  EXPECT_EQ(type_of(sia.optimize(jobs, nodes, held, 0)), 1);
+}
+
 TEST(SiaPolicy, ANewJobIsGivenOneGpuAndANonPositivePIsRejected) {
   if (!SiaPolicy::available()) GTEST_SKIP() << "built without GLPK";
   SiaPolicy sia(sia_options(), kSiaDefaultLambdaN);

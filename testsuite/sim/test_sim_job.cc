@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "job_info.h"
 #include "sim_job.h"
 #include "sim_test_support.h"
 
@@ -115,6 +116,24 @@ TEST(SimJob, RestartsCountReallocationsAfterTheFirstStart) {
   EXPECT_EQ(job.attained_service(), 0);
   job.reallocate({2}, 30);
   EXPECT_EQ(job.restarts(), 2);
+}
+
+// What sched/pollux learns from the agent's hint: the policy is told the
+// job's own restart stall once it has run, the default D before.
+TEST(SimJob, PolluxIsToldTheStallOfTheJobsLastRestart) {
+  StepTimeCache cache(catalog().get("bert"));
+  SimJob job("b", 0, cache, 384);
+  const WorkloadJob w{"b", 0, "bert", 4, 384};
+  EXPECT_EQ(job.restart_cost(), 0);
+  EXPECT_EQ(pollux_job_info(job, w, 1, 100, 0, 30, false, 0).restart_delay, 30);
+  job.reallocate({4}, 200);
+  job.step(300, 0.0);
+  EXPECT_EQ(job.restart_cost(), 200);
+  EXPECT_EQ(pollux_job_info(job, w, 1, 300, 4, 30, false, 0).restart_delay, 200);
+  job.reallocate({}, 30);  // preempted: no stall seen, the last one stands
+  const JobInfo waiting = pollux_job_info(job, w, 1, 400, 0, 30, true, 0);
+  EXPECT_EQ(waiting.restart_delay, 200);
+  EXPECT_GE(waiting.age, 200 * (waiting.restarts + 1)) << "the arrivals round's age rule uses the job's own D";
 }
 
 TEST(SimJob, TheAgentProfilesFitsAndAdaptsTheBatch) {
