@@ -27,6 +27,7 @@ JobInput job_input(const Hint& hint) {
   in.max_profiled_replicas = hint.max_profiled_replicas;
   in.resize_signal = hint.resize_signal;
   in.hint_restarts = hint.restart_count;
+  in.restart_seconds = hint.restart_seconds;
   return in;
 }
 

@@ -74,8 +74,8 @@ struct SpoolSweep {
 SpoolSweep sweep_spool(const Snapshot& snap, const std::string& spool_dir, double max_age) noexcept;
 
 /// The JobInput a valid hint gives: its model (if it has one), its
-/// checkpoint acknowledgement (if it is ready to be requeued) and the scale
-/// it has been profiled at.
+/// checkpoint acknowledgement (if it is ready to be requeued), the scale
+/// it has been profiled at and what a restart costs it.
 JobInput job_input(const Hint& hint);
 
 }  // namespace pollux::sched
