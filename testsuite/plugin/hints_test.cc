@@ -69,6 +69,24 @@ TEST_F(HintReaderTest, AValidHintGivesItsModelAndAcknowledgement) {
   EXPECT_TRUE(log.empty());
 }
 
+// A requeued job's new run writes hints before its first step, without a
+// restart time: the one its earlier run measured stands until it has one.
+TEST_F(HintReaderTest, AHintWithoutARestartTimeKeepsTheJobsLast) {
+  Hint h = hint_for(11);
+  write(11, h);
+  EXPECT_EQ(read()[0].restart_seconds, 42.5);
+  h.restart_count = 4;
+  h.restart_seconds = 0;
+  h.timestamp += 1;  // another file
+  write(11, h);
+  EXPECT_EQ(read()[0].restart_seconds, 42.5);
+  h.restart_seconds = 7.25;  // the new run's own
+  h.timestamp += 1;
+  write(11, h);
+  EXPECT_EQ(read()[0].restart_seconds, 7.25);
+  EXPECT_EQ(read()[1].restart_seconds, 0);  // job 12 has reported none
+}
+
 TEST_F(HintReaderTest, ARejectedHintIsLoggedOnceAndLeavesNoModel) {
   Hint h = hint_for(11);
   h.job_id = 99;  // a hint for another job under this job's name
