@@ -2,6 +2,8 @@
 // (core/type_speeds_file.h), read back at start. Invariants: a refusal is
 // one printable line naming the file, and an accepted file formats back to
 // itself and restores a learner without a crash.
+#include <cmath>
+
 #include "core/log_safe.h"
 #include "core/type_speeds_file.h"
 #include "fuzz_util.h"
