@@ -24,8 +24,6 @@ namespace {
 constexpr std::string_view kHeader = "pollux_gpu_type_speeds 1";
 constexpr std::size_t kMaxTypes = 256;
 constexpr std::size_t kMaxBytes = 4 << 20;
-constexpr double kMinSpeed = 1e-9;        // pollux_gpu_type_speeds allows (0, 1000]: a speed so
-constexpr double kMaxSpeed = 1000;        // small is a mistake, and its ratios would overflow
 constexpr double kMaxMeanLogRatio = 50;   // |mean log ratio|: e^50 is no GPU pair
 constexpr long long kMaxCount = 1 << 30;
 
@@ -78,7 +76,8 @@ std::string parse_line(std::string_view line, LearntTypeSpeeds& out) {
     if (!out.pairs.empty() || !out.seen.empty()) return "a type after the pairs";
     if (f.size() < 2 || f.size() > 3) return "expected 'type <speed> [<name>]'";
     const auto speed = real(f[1]);
-    if (!speed || *speed < kMinSpeed || *speed > kMaxSpeed) return "a type's speed must be in [1e-9, 1000]";
+    if (!speed || !(*speed >= kMinGpuTypeSpeed && *speed <= kMaxGpuTypeSpeed))
+      return "a type's speed must be in [0.001, 1000], as pollux_gpu_type_speeds'";
     const std::string name(f.size() == 3 ? f[2] : std::string_view());
     if (f.size() == 3 && name.empty()) return "an empty type name";
     for (const char c : name)
