@@ -20,6 +20,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -31,6 +34,7 @@
 #include "pollux/atomic_file.h"
 #include "pollux/checkpoint_store.h"
 #include "pollux/grad_noise.h"
+#include "pollux/hint_fields.h"
 #include "pollux/resize_decision.h"
 #include "pollux/spool_dir.h"
 #include "profile_table.h"
@@ -97,6 +101,33 @@ enum Packet {
 
 constexpr std::size_t kMaxStateBytes = 16u << 20;
 
+// Seconds since this process started (its exec), or nullopt where /proc
+// cannot say: /proc/self/stat's starttime (clock ticks since boot) against
+// CLOCK_BOOTTIME, the same clock, rather than /proc/stat's btime, which is
+// whole seconds and moves when the wall clock is stepped. For a Python
+// program this covers the interpreter and its imports (torch, NCCL).
+std::optional<double> process_age() {
+  std::ifstream in("/proc/self/stat");
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  // The command name (field 2) may hold spaces and ')': the fields after
+  // its last ')' start with field 3; starttime is field 22.
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(line.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22; ++i) fields >> field;
+  if (!fields) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long ticks = std::strtoull(field.c_str(), &end, 10);
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  timespec now{};
+  if (errno != 0 || *end != '\0' || hz <= 0 || ::clock_gettime(CLOCK_BOOTTIME, &now) != 0) return std::nullopt;
+  const double age = static_cast<double>(now.tv_sec) + now.tv_nsec * 1e-9 - static_cast<double>(ticks) / hz;
+  return age >= 0 ? std::optional<double>(age) : std::nullopt;
+}
+
 }  // namespace
 
 struct Agent::Impl {
@@ -151,6 +182,14 @@ struct Agent::Impl {
   Clock::time_point last_fit{}, last_hint{};
   bool new_data = false, profile_changed = false, config_changed = false;
   std::optional<HintCheckpoint> last_checkpoint;
+
+  // What a restart costs the job (the hint's restart_seconds), known at
+  // the end of this run's first step.
+  Clock::time_point created = Clock::now();
+  double restored_save_seconds = 0;  // the save time of the checkpoint this run restored from
+  bool first_step_done = false;
+  double restart_seconds = 0;        // rank 0: 0 until the first step ends
+  bool restart_news = false;         // rank 0: the hint is written at once when it becomes known
 
   Impl(std::unique_ptr<Communicator> c, std::unique_ptr<StepBackend> b, AgentOptions o, JobEnvironment e)
       : comm(std::move(c)),
@@ -240,6 +279,7 @@ struct Agent::Impl {
     h.profile = profile.samples();
     h.max_profiled_replicas = std::max(profile.max_replicas(), replicas);
     h.checkpoint = last_checkpoint;
+    h.restart_seconds = restart_seconds;
     // Announced once every rank's agent (and handler) exists, until the end.
     if (resize_signal.listening() && ready && !closing) h.resize_signal = opt.resize_signal;
     return h;
@@ -262,9 +302,9 @@ struct Agent::Impl {
     const Clock::time_point now = Clock::now();
     const auto since = [&](Clock::time_point t) { return std::chrono::duration<double>(now - t).count(); };
     const bool refit = profile_changed || (new_data && since(last_fit) >= opt.refit_interval);
-    if (refit || config_changed || since(last_hint) >= opt.hint_interval)
+    if (refit || config_changed || restart_news || since(last_hint) >= opt.hint_interval)
       publish(refit, AdaptRequest::Propose::kIfBetter);
-    config_changed = false;
+    config_changed = restart_news = false;
   }
 
   void apply_config(int a, int s, const char* why) {
@@ -307,6 +347,7 @@ struct Agent::Impl {
   // Takes a checkpoint; returns "" when it is committed, else why not (the
   // same text on every rank).
   std::string take_checkpoint() {
+    const Clock::time_point began = Clock::now();
     RootMessage begun;
     if (rank == 0) {
       schedule_periodic();  // any checkpoint, taken or tried, restarts the interval
@@ -326,7 +367,7 @@ struct Agent::Impl {
     bool failed = false;
     try {
       if (save_fn) save_fn(CheckpointContext{dir, rank, replicas, step});
-      if (rank == 0) write_state(dir);
+      if (rank == 0) write_state(dir, std::chrono::duration<double>(Clock::now() - began).count());
     } catch (const std::exception& e) {
       failed = true;
       log(rank, "checkpoint at step %lld failed: %s", step, e.what());
@@ -356,8 +397,11 @@ struct Agent::Impl {
     return committed.ok() ? std::string() : committed.reason;
   }
 
-  void write_state(const std::string& dir) {
+  // `save_seconds`: how long this checkpoint has taken so far (rank 0's
+  // part of it: its callback; the state's own write is small).
+  void write_state(const std::string& dir, double save_seconds) {
     AgentState s;
+    s.save_seconds = std::min(save_seconds, hint_fields::kMaxRestartSeconds);
     s.job_id = env.job_id;
     s.restart_count = env.restart_count;
     s.step = step;
@@ -523,6 +567,7 @@ struct Agent::Impl {
     backend->reset();
     steps_since_config = 0;
     last_checkpoint = HintCheckpoint{s.step, s.time, false};
+    restored_save_seconds = s.save_seconds;
 
     // Re-pick the batch size for this allocation: rank 0 decides for all.
     const BatchConfig init = initial_config(opt.limits, replicas);
@@ -654,6 +699,20 @@ struct Agent::Impl {
     }
   }
 
+  // At the end of this run's first optimizer step (rank 0): what this
+  // restart cost, the restored checkpoint's save and this process's start
+  // until now; the time since the agent was made where /proc cannot say.
+  void measure_restart() {
+    first_step_done = true;
+    if (rank != 0) return;
+    const double started = process_age().value_or(std::chrono::duration<double>(Clock::now() - created).count());
+    restart_seconds = std::min(restored_save_seconds + started, hint_fields::kMaxRestartSeconds);
+    restart_news = true;
+    if (opt.verbose >= 1)
+      log(rank, "restart time %.2f s (checkpoint save %.2f s, process start to the first step %.2f s)",
+          restart_seconds, restored_save_seconds, started);
+  }
+
   StepAction step_end() {
     if (!synced) throw std::logic_error("step_end() without synchronize()");
     synced = false;
@@ -663,6 +722,7 @@ struct Agent::Impl {
     if (!skip_current) progress += gain;
     skip_current = false;
     ++steps_since_config;
+    if (!first_step_done) measure_restart();
     if (pending_config) {
       apply_config(pending_config->first, pending_config->second, "goodput model");
       pending_config.reset();

@@ -47,6 +47,7 @@ const auto state_fields = [](auto& f, auto& s) {
   progress_fields(f, s);
   f.integer("samples", s.samples, 0, kMaxCount);
   f.real("time", s.time, 0, kMaxTime);
+  f.optional_real("save_seconds", s.save_seconds, 0, kMaxRestartSeconds, 0.0);
 };
 
 template <typename Fields, typename Real, typename State>

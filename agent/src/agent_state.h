@@ -27,6 +27,10 @@ struct AgentState {
   long long samples = 0;
   double progress = 0;
   double time = 0;             ///< Unix time of the checkpoint
+  /// Seconds rank 0 took to save it (the application's callback and this
+  /// state), a part of what a restart from it costs; 0: not measured (a
+  /// checkpoint of an agent older than the field). Optional in the file.
+  double save_seconds = 0;
   BatchLimits limits;
   HintConfig config;           ///< the configuration of the run that checkpointed
   double estimator_init_batch = 1;

@@ -54,9 +54,17 @@ double mean_avg_jct(const std::vector<RunResult>& runs) {
 
 void print_table(std::ostream& out, const SimOptions& o, const std::vector<RunResult>& runs) {
   char line[256];
-  std::snprintf(line, sizeof line, "policy %s, %d nodes x %d GPUs, interval %g s, interference %g, p = %g\n",
-                o.policy.c_str(), o.nodes, o.gpus_per_node, o.interval, o.interference,
-                o.policy_options.fairness_p);
+  // Node sizes may differ by GPU type: then the totals, the types below.
+  int gpus = o.nodes * o.gpus_per_node;
+  if (!o.gpu_types.empty()) {
+    gpus = 0;
+    for (const GpuType& g : o.gpu_types) gpus += g.nodes * (g.gpus_per_node > 0 ? g.gpus_per_node : o.gpus_per_node);
+  }
+  const std::string size = o.gpu_types.empty()
+                               ? std::to_string(o.nodes) + " nodes x " + std::to_string(o.gpus_per_node) + " GPUs"
+                               : std::to_string(o.nodes) + " nodes, " + std::to_string(gpus) + " GPUs";
+  std::snprintf(line, sizeof line, "policy %s, %s, interval %g s, interference %g, p = %g\n", o.policy.c_str(),
+                size.c_str(), o.interval, o.interference, o.policy_options.fairness_p);
   out << line;
   if (!o.gpu_types.empty()) {
     out << "GPU types:";

@@ -7,13 +7,17 @@
 
 namespace pollux {
 
+double job_restart_delay(double restart_cost, double restart_penalty) noexcept {
+  return restart_cost > 0 && std::isfinite(restart_cost) ? restart_cost : restart_penalty;
+}
+
 JobInfo describe_elastic_job(const ElasticJobState& job, double restart_penalty, bool arrivals_round) {
   JobInfo info;
   info.id = job.id;
   info.submit_time = job.submit_time;
   // A job's own restart time where it has shown one: a job that restarts
   // in 10 s is moved more readily than one that takes 4 minutes.
-  const double d = job.restart_cost > 0 && std::isfinite(job.restart_cost) ? job.restart_cost : restart_penalty;
+  const double d = job_restart_delay(job.restart_cost, restart_penalty);
   info.restart_delay = d;
   info.age = std::max(0.0, job.now - job.submit_time);
   if (arrivals_round) info.age = std::max(info.age, d * (job.restarts + 1));

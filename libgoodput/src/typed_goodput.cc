@@ -23,19 +23,27 @@ double TypeRatios::grad_time_ratio(int from, int to) const noexcept {
 }
 
 void TypeRatios::observe(int a, int b, double grad_time_a, double grad_time_b) noexcept {
-  if (a < 0 || b < 0 || a >= types() || b >= types() || a == b) return;
   if (!(std::isfinite(grad_time_a) && std::isfinite(grad_time_b) && grad_time_a > 0 && grad_time_b > 0)) return;
-  const double r = std::log(grad_time_b / grad_time_a);
+  add_observations(a, b, 1, std::log(grad_time_b / grad_time_a));
+}
+
+void TypeRatios::add_observations(int a, int b, int count, double log_sum) noexcept {
+  if (a < 0 || b < 0 || a >= types() || b >= types() || a == b || count < 1 || !std::isfinite(log_sum)) return;
   const std::size_t n = seed_.size();
-  log_sum_[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)] += r;
-  log_sum_[static_cast<std::size_t>(b) * n + static_cast<std::size_t>(a)] -= r;
-  ++count_[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)];
-  ++count_[static_cast<std::size_t>(b) * n + static_cast<std::size_t>(a)];
+  log_sum_[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)] += log_sum;
+  log_sum_[static_cast<std::size_t>(b) * n + static_cast<std::size_t>(a)] -= log_sum;
+  count_[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)] += count;
+  count_[static_cast<std::size_t>(b) * n + static_cast<std::size_t>(a)] += count;
 }
 
 int TypeRatios::observations(int a, int b) const noexcept {
   if (a < 0 || b < 0 || a >= types() || b >= types()) return 0;
   return count_[static_cast<std::size_t>(a) * seed_.size() + static_cast<std::size_t>(b)];
+}
+
+double TypeRatios::log_ratio_sum(int a, int b) const noexcept {
+  if (a < 0 || b < 0 || a >= types() || b >= types()) return 0;
+  return log_sum_[static_cast<std::size_t>(a) * seed_.size() + static_cast<std::size_t>(b)];
 }
 
 TypedGoodput::TypedGoodput(const std::vector<std::optional<PerfParams>>& fitted, const GradStats& grad,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <tuple>
 
 #include "pollux/gpu_type.h"
 #include "pollux/throughput.h"
@@ -120,8 +121,24 @@ const TypeRatios& TypeSpeedLearner::ratios(const std::vector<std::string>& types
   if (!ratios_ || types != types_ || speeds != speeds_) {
     types_ = types;
     speeds_ = speeds;
-    ratios_.emplace(types.empty() ? std::vector<double>{1.0} : type_speed_seed(types, speeds));
+    seed_ = types.empty() ? std::vector<double>{1.0} : type_speed_seed(types, speeds);
+    ratios_.emplace(seed_);
     seen_.clear();
+    changed_ = true;
+    if (pending_) {
+      restored_ = pending_->types == types_ && pending_->seed == seed_;
+      if (*restored_) {
+        const std::size_t n = types_.size();
+        for (const LearntTypeSpeeds::Pair& p : pending_->pairs) ratios_->add_observations(p.a, p.b, p.count, p.log_sum);
+        for (const LearntTypeSpeeds::Seen& s : pending_->seen) {
+          if (s.a < 0 || s.b <= s.a || static_cast<std::size_t>(s.b) >= n) continue;
+          std::vector<bool>& seen = seen_[s.job];
+          seen.resize(n * n, false);
+          seen[static_cast<std::size_t>(s.a) * n + static_cast<std::size_t>(s.b)] = true;
+        }
+      }
+      pending_.reset();
+    }
   }
   return *ratios_;
 }
@@ -139,6 +156,7 @@ void TypeSpeedLearner::learn(std::uint32_t job_id, const std::vector<std::option
       ratios_->observe(static_cast<int>(a), static_cast<int>(b), predict_grad_time(*fits[a], m),
                        predict_grad_time(*fits[b], m));
       seen[a * n + b] = true;
+      changed_ = true;
     }
 }
 
@@ -146,9 +164,41 @@ void TypeSpeedLearner::forget_others(std::vector<std::uint32_t> alive) {
   // Sorted once: a round of thousands of jobs is not a quadratic scan.
   std::sort(alive.begin(), alive.end());
   for (auto it = seen_.begin(); it != seen_.end();) {
-    if (!std::binary_search(alive.begin(), alive.end(), it->first)) it = seen_.erase(it);
-    else ++it;
+    if (std::binary_search(alive.begin(), alive.end(), it->first)) {
+      ++it;
+      continue;
+    }
+    // Only a job with a pair observed is in learnt().
+    if (std::find(it->second.begin(), it->second.end(), true) != it->second.end()) changed_ = true;
+    it = seen_.erase(it);
   }
 }
+
+LearntTypeSpeeds TypeSpeedLearner::learnt() const {
+  LearntTypeSpeeds out;
+  if (!ratios_) return out;
+  out.types = types_;
+  out.seed = seed_;
+  const int n = ratios_->types();
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b)
+      if (ratios_->observations(a, b) > 0)
+        out.pairs.push_back({a, b, ratios_->observations(a, b), ratios_->log_ratio_sum(a, b)});
+  for (const auto& [job, seen] : seen_)
+    for (int a = 0; a < n; ++a)
+      for (int b = a + 1; b < n; ++b)
+        if (seen.size() == static_cast<std::size_t>(n * n) && seen[static_cast<std::size_t>(a * n + b)])
+          out.seen.push_back({job, a, b});
+  std::sort(out.seen.begin(), out.seen.end(), [](const LearntTypeSpeeds::Seen& x, const LearntTypeSpeeds::Seen& y) {
+    return std::tie(x.job, x.a, x.b) < std::tie(y.job, y.a, y.b);
+  });
+  return out;
+}
+
+void TypeSpeedLearner::restore(LearntTypeSpeeds learnt) { pending_ = std::move(learnt); }
+
+std::optional<bool> TypeSpeedLearner::take_restored() { return std::exchange(restored_, std::nullopt); }
+
+bool TypeSpeedLearner::take_changed() { return std::exchange(changed_, false); }
 
 }  // namespace pollux::sched

@@ -81,10 +81,37 @@ struct TypedJobModel {
 TypedJobModel typed_job_model(const std::optional<JobModel>& model, const ElasticRange& range,
                               const std::vector<std::string>& types, int running_type, const TypeRatios& ratios);
 
+/// What a TypeSpeedLearner has learnt, in a form that outlives it (kept
+/// across slurmctld restarts by type_speeds_file.h).
+struct LearntTypeSpeeds {
+  std::vector<std::string> types;  ///< the cluster's types (sorted, distinct, at least 2)
+  std::vector<double> seed;        ///< the seed it learnt from, one per type
+  struct Pair {
+    int a = 0, b = 0;     ///< a < b, indices in `types`
+    int count = 0;        ///< observations between them (>= 1)
+    double log_sum = 0;   ///< sum of log(T_grad on b / T_grad on a)
+    bool operator==(const Pair& o) const noexcept {
+      return a == o.a && b == o.b && count == o.count && log_sum == o.log_sum;
+    }
+  };
+  std::vector<Pair> pairs;  ///< by (a, b)
+  struct Seen {
+    std::uint32_t job = 0;  ///< a live job whose pair (a, b) was observed
+    int a = 0, b = 0;
+    bool operator==(const Seen& o) const noexcept { return job == o.job && a == o.a && b == o.b; }
+  };
+  std::vector<Seen> seen;  ///< by (job, a, b)
+  bool operator==(const LearntTypeSpeeds& o) const noexcept {
+    return types == o.types && seed == o.seed && pairs == o.pairs && seen == o.seen;
+  }
+};
+
 /// The TypeRatios of the cluster's types, learnt across rounds: seeded from
 /// pollux_gpu_type_speeds, and told, once per job and pair of types, the
 /// micro-step times of a job with fits on both (at its smallest
 /// micro-batch). Started over when the cluster's types or the seed change.
+/// What it learnt (learnt()) can be restored into a new learner (restore():
+/// a restart), which then gives the same ratios.
 class TypeSpeedLearner {
  public:
   const TypeRatios& ratios(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds);
@@ -94,11 +121,29 @@ class TypeSpeedLearner {
   /// Jobs not in `alive` are forgotten (their observations stay).
   void forget_others(std::vector<std::uint32_t> alive);
 
+  /// What it has learnt; no types before the first ratios().
+  LearntTypeSpeeds learnt() const;
+  /// Takes `learnt` up at the next ratios() that starts the learner (the
+  /// first, or one with other types or seed) if that is on the same types
+  /// with the same seed; drops it otherwise (the learner starts over as
+  /// it would have without the restart).
+  void restore(LearntTypeSpeeds learnt);
+  /// Once after that ratios(): whether it took the restored state up
+  /// (true) or dropped it (false); nullopt otherwise.
+  std::optional<bool> take_restored();
+  /// Whether learnt() changed since the last call (a start by ratios()
+  /// counts: the state to keep is then a new one).
+  bool take_changed();
+
  private:
   std::vector<std::string> types_;
   GpuTypeSpeeds speeds_;
+  std::vector<double> seed_;
   std::optional<TypeRatios> ratios_;
   std::unordered_map<std::uint32_t, std::vector<bool>> seen_;  // per job: pairs observed (a * T + b)
+  std::optional<LearntTypeSpeeds> pending_;  // restore()'s, until the next start
+  std::optional<bool> restored_;
+  bool changed_ = false;
 };
 
 }  // namespace pollux::sched

@@ -27,6 +27,7 @@ JobInput job_input(const Hint& hint) {
   in.max_profiled_replicas = hint.max_profiled_replicas;
   in.resize_signal = hint.resize_signal;
   in.hint_restarts = hint.restart_count;
+  in.restart_seconds = hint.restart_seconds;
   return in;
 }
 
@@ -109,7 +110,19 @@ std::vector<JobInput> HintReader::read(const Snapshot& snap, const std::string& 
     inputs[i] = job_input(*r.hint);
     cache_[job.job_id] = Cached{st.st_ino, st.st_size, mtime_ns, inputs[i]};
   }
+  // A run's hints have no restart time before its first step: the job's
+  // last one stands meanwhile (a restart does not make its cost unknown).
+  for (std::size_t i = 0; i < snap.jobs.size(); ++i) {
+    if (snap.jobs[i].held_by_other) continue;
+    double& known = restart_seconds_[snap.jobs[i].job_id];
+    if (inputs[i].restart_seconds > 0)
+      known = inputs[i].restart_seconds;
+    else
+      inputs[i].restart_seconds = known;
+  }
   for (auto it = cache_.begin(); it != cache_.end();) it = seen.count(it->first) ? std::next(it) : cache_.erase(it);
+  for (auto it = restart_seconds_.begin(); it != restart_seconds_.end();)
+    it = seen.count(it->first) ? std::next(it) : restart_seconds_.erase(it);
   for (auto it = logged_.begin(); it != logged_.end();) it = seen.count(it->first) ? std::next(it) : logged_.erase(it);
   return inputs;
 }

@@ -32,6 +32,8 @@ class HintReader {
   /// (after the rejection is logged), so that the job's agent can write
   /// its own. An entry lstat() cannot examine (ESTALE, EIO, ELOOP...) is
   /// neither judged nor removed: the job keeps its last valid hint, if any.
+  /// A job whose hint has no restart_seconds (a run before its first step,
+  /// or a rejected hint) keeps the last one any of its hints had.
   /// Every line logged goes through log_safe(): one line, at most 1 KiB.
   std::vector<JobInput> read(const Snapshot& snap, const std::string& spool_dir);
 
@@ -51,6 +53,7 @@ class HintReader {
   Logger log_;
   std::unordered_map<std::uint32_t, Cached> cache_;       // by job id: the last valid hint
   std::unordered_map<std::uint32_t, std::string> logged_;  // by job id: the last rejection logged
+  std::unordered_map<std::uint32_t, double> restart_seconds_;  // by job id: the last restart time reported
   std::map<std::string, long long> rejections_;            // by kind, since take_rejections()
 };
 
@@ -74,8 +77,8 @@ struct SpoolSweep {
 SpoolSweep sweep_spool(const Snapshot& snap, const std::string& spool_dir, double max_age) noexcept;
 
 /// The JobInput a valid hint gives: its model (if it has one), its
-/// checkpoint acknowledgement (if it is ready to be requeued) and the scale
-/// it has been profiled at.
+/// checkpoint acknowledgement (if it is ready to be requeued), the scale
+/// it has been profiled at and what a restart costs it.
 JobInput job_input(const Hint& hint);
 
 }  // namespace pollux::sched

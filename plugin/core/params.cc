@@ -140,7 +140,7 @@ Rule<unsigned long long> signals() {
 // relative speeds, ':'-separated (',' separates SchedulerParameters).
 Rule<GpuTypeSpeeds> type_speeds() {
   return {[](std::string_view value, GpuTypeSpeeds& out) -> std::string {
-            const char* form = "must be TYPE=SPEED pairs separated by ':' (speeds in (0, 1000])";
+            const char* form = "must be TYPE=SPEED pairs separated by ':' (speeds in [0.001, 1000])";
             GpuTypeSpeeds speeds;
             for (;;) {
               const auto colon = value.find(':');
@@ -152,7 +152,7 @@ Rule<GpuTypeSpeeds> type_speeds() {
                 if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' && c != '+')
                   return form;
               const auto speed = to_double(pair.substr(eq + 1));
-              if (!speed || *speed <= 0 || *speed > 1000) return form;
+              if (!speed || !(*speed >= kMinGpuTypeSpeed && *speed <= kMaxGpuTypeSpeed)) return form;
               speeds[std::string(name)] = *speed;
               if (colon == std::string_view::npos) break;
               value.remove_prefix(colon + 1);

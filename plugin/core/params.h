@@ -20,6 +20,10 @@ namespace pollux::sched {
 /// named GPU type (Slurm's GRES type names, compared ignoring case; a type
 /// not named has speed 1), the seed of the per-type model (gpu_types.h).
 using GpuTypeSpeeds = std::map<std::string, double>;
+/// A type's speed lies in [kMinGpuTypeSpeed, kMaxGpuTypeSpeed]: no two
+/// GPUs differ a million-fold, and the ratios' logarithms stay finite.
+inline constexpr double kMinGpuTypeSpeed = 0.001;
+inline constexpr double kMaxGpuTypeSpeed = 1000;
 
 /// The values of the pollux_* options. A default-constructed Params holds
 /// every option's default (the table in params.cc: parameter_table()).

@@ -166,12 +166,13 @@ std::string requeue_note(const Snapshot& snap, const ElasticJobSnapshot& j, cons
 // A running job that is not resized: a moldable one (nothing in it can
 // checkpoint for a resize now: can_resize), one held by a user or
 // administrator (a hold takes effect at a requeue), one with less of its
-// time limit left than two restarts cost, or one that Slurm would let
+// time limit left than two of its restarts cost, or one that Slurm would let
 // restart at no size.
 bool pinned(const Snapshot& snap, const ElasticJobSnapshot& j, const JobInput& in, const Params& params) {
   if (!j.running) return false;
   return !can_resize(j, in, params) || j.held_by_other ||
-         time_left(j, base_state(snap, j), snap.now) < 2 * params.restart_penalty || !allowed_range(j);
+         time_left(j, base_state(snap, j), snap.now) < 2 * job_restart_delay(in.restart_seconds, params.restart_penalty) ||
+         !allowed_range(j);
 }
 
 // The view of a job at `shown` (decide, decide_outside): on a typed
@@ -487,6 +488,7 @@ JobInfo policy_view(const Snapshot& snap, const ElasticJobSnapshot& j, const Job
   es.submit_time = j.submit_time;
   es.now = snap.now;
   es.restarts = j.restarts;
+  es.restart_cost = in.restart_seconds;
   if (j.running && j.restarts > 0) es.run_start = j.start_time;  // a restart's cost weighs on its run
   if (j.running) es.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
   es.speedup = range_speedup(in.model, range);

@@ -145,6 +145,10 @@ struct JobInput {
   /// announced), and the run whose hint announced it.
   int resize_signal = 0;
   int hint_restarts = -1;
+  /// Seconds a restart costs the job, as its agent measured it (the
+  /// hint's restart_seconds, from any of its runs: a waiting job's hint
+  /// stays); 0: not reported, pollux_restart_penalty stands in.
+  double restart_seconds = 0;
 };
 
 /// Whether the job's agent announced a resize signal the administrator

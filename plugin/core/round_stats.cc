@@ -111,6 +111,7 @@ void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, 
     row.has_model = d.view.has_model;
     row.running = j.running;
     row.restarts = j.restarts;
+    if (d.job < inputs.size()) row.restart_seconds = inputs[d.job].restart_seconds;
     if (snap.gpu_types.size() >= 2 && d.view.gpus > 0) row.gpu_type = gpu_type_name(d.view.gpu_type);
     jobs_.push_back(std::move(row));
   }

@@ -81,6 +81,7 @@ struct JobRow {
   bool has_model = false;
   bool running = false;
   int restarts = 0;
+  double restart_seconds = 0;  ///< JobInput::restart_seconds (0: not reported)
   /// On a cluster of two or more GPU types: the type of the GPUs it holds
   /// or is promised (gpu_type_name()); empty when none, or on a cluster of
   /// one type or none (whose output stays as it was before types).

@@ -208,6 +208,9 @@ std::string metrics_text(const RoundStats& s) {
       {"pollux_job_speedup", "Speedup over one GPU.", [](const JobRow& r) { return r.speedup; }},
       {"pollux_job_restarts", "Slurm's restart count of the job.",
        [](const JobRow& r) { return static_cast<double>(r.restarts); }},
+      {"pollux_job_restart_seconds",
+       "Seconds a restart costs the job as its agent measured it (0: not reported, pollux_restart_penalty used).",
+       [](const JobRow& r) { return r.restart_seconds; }},
   };
   auto job_labels = [typed](const JobRow& r) {
     return "job_id=" + label(std::to_string(r.job_id)) + ",user=" + label(r.user) + ",partition=" + label(r.partition) +

@@ -25,6 +25,7 @@
 #include "core/round_memory.h"
 #include "core/round_stats.h"
 #include "core/spool_setup.h"
+#include "core/type_speeds_file.h"
 #include "enact.h"
 #include "publish_stats.h"
 #include "snapshot.h"
@@ -111,7 +112,10 @@ class RoundThread {
       try {
         if (reload) {
           load_params();
-          if (!remembered_) next_round = recall_rounds();
+          if (!remembered_) {
+            next_round = recall_rounds();
+            recall_type_speeds();
+          }
           next_round = std::min(next_round, last_start + seconds(params_.interval));
         }
         const Clock::time_point now = Clock::now();
@@ -181,9 +185,9 @@ class RoundThread {
     }
     {
       const SlurmctldLock lock(slurmctld_locks(READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK, NO_LOCK));
-      memory_path_ = slurm_conf.state_save_location != nullptr
-                         ? std::string(slurm_conf.state_save_location) + "/" + std::string(kRoundMemoryName)
-                         : "";
+      const std::string state = slurm_conf.state_save_location != nullptr ? slurm_conf.state_save_location : "";
+      memory_path_ = state.empty() ? "" : state + "/" + std::string(kRoundMemoryName);
+      type_speeds_path_ = state.empty() ? "" : state + "/" + std::string(kTypeSpeedsName);
     }
     if (xstrcasestr(job_submit.c_str(), "pollux") == nullptr)
       error("sched/pollux: JobSubmitPlugins does not include pollux: elastic jobs are not held at submission "
@@ -224,6 +228,34 @@ class RoundThread {
     if (!failed.empty() && failed != memory_error_)
       error("sched/pollux: the rounds' memory was not written (a restart would lose it): %s", failed.c_str());
     memory_error_ = failed;
+  }
+
+  // At the thread's start: what the GPU types' speed learner had learnt
+  // before the restart (type_speeds_file.h); taken up by the first round
+  // if the cluster's types and seed are the same.
+  void recall_type_speeds() {
+    if (type_speeds_path_.empty()) return;
+    ParsedTypeSpeeds r = read_type_speeds(type_speeds_path_);
+    if (r.missing) return;  // none learnt yet
+    if (!r.error.empty()) {
+      error("sched/pollux: %s", r.error.c_str());
+      return;
+    }
+    type_speeds_.restore(std::move(r.learnt));
+  }
+
+  // After the learner saw a round: its state kept when it changed, and
+  // whether it took up what recall_type_speeds() read.
+  void keep_type_speeds() {
+    if (const std::optional<bool> restored = type_speeds_.take_restored())
+      info("sched/pollux: %s: learnt GPU type speeds %s", type_speeds_path_.c_str(),
+           *restored ? "restored" : "not used (learnt on other GPU types or pollux_gpu_type_speeds): started over");
+    if (type_speeds_path_.empty() || !type_speeds_.take_changed()) return;
+    const std::string failed = write_type_speeds(type_speeds_path_, type_speeds_.learnt());
+    if (!failed.empty() && failed != type_speeds_error_)
+      error("sched/pollux: the learnt GPU type speeds were not written (a restart would lose them): %s",
+            failed.c_str());
+    type_speeds_error_ = failed;
   }
 
   static double unix_now() {
@@ -284,6 +316,7 @@ class RoundThread {
                               std::chrono::system_clock::now().time_since_epoch()).count());
     const double plan_ms = ms_since(t1);
     if (full) remember_round(started);
+    keep_type_speeds();
     if (!result.error.empty()) error("sched/pollux: %s: no size changes this round", result.error.c_str());
 
     EnactReport report;
@@ -371,6 +404,8 @@ class RoundThread {
   bool remembered_ = false;  // recall_rounds() ran
   std::string memory_path_;  // <StateSaveLocation>/pollux_rounds; empty: not set
   std::string memory_error_;  // the last failure to write it, logged once
+  std::string type_speeds_path_;  // <StateSaveLocation>/pollux_gpu_type_speeds; empty: not set
+  std::string type_speeds_error_;  // the last failure to write it, logged once
   Params params_;
   std::unique_ptr<Policy> policy_;
   TypeSpeedLearner type_speeds_;  // the GPU types' relative speeds, learnt across rounds

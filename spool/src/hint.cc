@@ -26,6 +26,12 @@ const auto checkpoint_fields = [](auto& f, auto& c) {
   f.boolean("ready_for_requeue", c.ready_for_requeue);
 };
 
+// Optional, last: a hint without it (an older agent's, or before the first
+// step) is read as "not measured".
+const auto restart_field = [](auto& f, auto& h) {
+  f.optional_real("restart_seconds", h.restart_seconds, 0, kMaxRestartSeconds, 0.0);
+};
+
 HintCheckpoint read_checkpoint(yaml::MapReader& r) { return read_fields<HintCheckpoint>(r, checkpoint_fields); }
 
 // Parses the validated fields of a document; the first problem wins.
@@ -51,6 +57,7 @@ HintResult read_hint(const yaml::Node& root) {
   h.type_perf = read_type_perf(r, "type_perf", h.gpu_type);
   if (r.has("checkpoint")) h.checkpoint = r.sub("checkpoint", read_checkpoint);
   if (r.has("resize_signal")) h.resize_signal = static_cast<int>(r.integer("resize_signal", 1, kHintMaxSignal));
+  restart_field(f, h);
   if (!r.finish()) {
     res.error = r.error();
     return res;
@@ -97,6 +104,7 @@ std::string emit_hint(const Hint& h) {
   emit_type_perf(e, "type_perf", h.type_perf);
   if (h.checkpoint) e.plain("checkpoint"), emit_map(e, *h.checkpoint, checkpoint_fields);
   if (h.resize_signal > 0) e.field("resize_signal", h.resize_signal);
+  restart_field(w, h);
   e.end_map();
   return e.finish();
 }

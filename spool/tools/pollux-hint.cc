@@ -71,6 +71,7 @@ std::map<std::string, std::string> flatten(const pollux::Hint& h) {
     f["checkpoint.ready_for_requeue"] = h.checkpoint->ready_for_requeue ? "true" : "false";
   }
   f["resize_signal"] = std::to_string(h.resize_signal);  // 0: none announced (moldable)
+  f["restart_seconds"] = n(h.restart_seconds);           // 0: not measured
   return f;
 }
 

@@ -16,6 +16,7 @@ AgentState sample_state() {
   s.samples = 78976;
   s.progress = 1001.125;
   s.time = 1700000123.25;
+  s.save_seconds = 3.75;
   s.limits = BatchLimits{64, 2048, 4, 512, true};
   s.config = HintConfig{2, 4, 128, 1};
   s.estimator_init_batch = 64;
@@ -38,6 +39,7 @@ TEST(AgentState, RoundTripsExactly) {
   EXPECT_EQ(r.step, s.step);
   EXPECT_EQ(r.samples, s.samples);
   EXPECT_EQ(r.progress, s.progress);
+  EXPECT_EQ(r.save_seconds, s.save_seconds);
   EXPECT_EQ(r.estimator.sqr_biased, s.estimator.sqr_biased);
   EXPECT_EQ(r.estimator.updates, s.estimator.updates);
   ASSERT_TRUE(r.perf);
@@ -71,6 +73,12 @@ TEST(AgentState, RejectsDamage) {
   rejects("next: 9,", "next: 99999,", "profile[0].next: 99999 is out of range");
   rejects("gamma: 1.25", "gamma: 11", "perf.gamma: 11 is out of range");
   rejects("progress: 1001.125", "progress: 1001.125\nextra: 1", "extra: unknown key");
+  rejects("save_seconds: 3.75", "save_seconds: -1", "save_seconds: -1 is out of range");
+  rejects("save_seconds: 3.75", "save_seconds: nan", "save_seconds: 'nan' is not finite");
+  // Optional: a checkpoint of an agent older than the field reads as "not measured".
+  std::string old = text;
+  old.erase(old.find("save_seconds: 3.75\n"), std::string("save_seconds: 3.75\n").size());
+  EXPECT_EQ(parse_agent_state(old).save_seconds, 0);
   EXPECT_THROW(parse_agent_state("{"), std::runtime_error);
 }
 

@@ -323,6 +323,13 @@ def test_types(args, work):
     f = hint_fields(args, work, job)
     check(f.get("gpu_type") == "nvidia_a100-sxm4-80gb", "the hint names the first type, normalised")
     check("perf.alpha_c" in f and f["type_perf.count"] == "0", "the first type is fitted, no other type yet")
+    first_restart = float(f["restart_seconds"])
+    check(first_restart > 0, "the first run's hint has its restart time (%.3f s: its start)" % first_restart)
+    ckpt = os.path.join(work, "ckpt-%d" % job)
+    with open(os.path.join(ckpt, open(os.path.join(ckpt, "latest")).read().strip(), "agent.yaml")) as fh:
+        m = re.search(r"^save_seconds: (\S+)$", fh.read(), re.M)
+    check(m is not None and float(m.group(1)) > 0, "the checkpoint keeps the time its save took")
+    saved = float(m.group(1))
     # Requeued onto a faster type (the local cluster's --gpu-types a100:1,h100:1:4).
     second = Run(args, 2, job_env(work, job, 1, POLLUX_GPU_TYPE="h100", POLLUX_GPU_SPEED=4),
                  common + ["--max-steps", "160"])
@@ -330,6 +337,9 @@ def test_types(args, work):
     check(second.finish(300) == 0, "the run on the second type exits 0")
     f = hint_fields(args, work, job)
     check(f.get("gpu_type") == "h100", "the hint names the second type")
+    check(float(f["restart_seconds"]) >= saved,
+          "the restarted run's restart time %s s counts the restored checkpoint's save %.3f s"
+          % (f["restart_seconds"], saved))
     check("perf.alpha_c" in f and int(f["profile.count"]) >= 1, "the second type is fitted from its own profile")
     check(f["type_perf.count"] == "1" and f["type_perf.0.gpu_type"] == "nvidia_a100-sxm4-80gb"
           and "type_perf.0.perf.alpha_c" in f, "the first type's fit is kept in type_perf")

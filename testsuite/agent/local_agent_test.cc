@@ -844,6 +844,46 @@ TEST(LocalAgent, WritesAHintThatTheSchedulerAccepts) {
   EXPECT_EQ(h.hint->max_profiled_replicas, 1);
 }
 
+// What a restart costs the job (the hint's restart_seconds), measured by
+// rank 0 at the end of each run's first step: this process's age then,
+// plus after a restore the save time of the checkpoint it came from, kept
+// in that checkpoint. Not known before the first step. (One process plays
+// every run here, so a later run's age includes the earlier runs'.)
+TEST(LocalAgent, TheHintCarriesWhatARestartCostsAfterTheFirstStep) {
+  TempDir dir;
+  SlurmJob job("9015");
+  const AgentOptions o = options(dir);
+  const auto restart_seconds = [&] {
+    const HintResult h = read_hint_file(dir / "9015.hint.yaml", ::getuid(), 9015);
+    EXPECT_TRUE(h) << h.error;
+    return h ? h.hint->restart_seconds : -1.0;
+  };
+  std::vector<float> grad(10, 0.5f);
+  constexpr double kSave = 0.25;  // the application's save takes at least this
+  const auto run = [&](int restart, int steps) {
+    job.restart(restart);
+    App app;
+    auto a = attached(o, app);
+    a->on_checkpoint([&](const CheckpointContext& c) {
+      write_text(c.dir + "/model", std::to_string(app.model_step));
+      std::this_thread::sleep_for(std::chrono::duration<double>(kSave));
+    });
+    EXPECT_EQ(a->restore(), restart > 0);
+    run_steps(*a, app, grad, steps);
+    if (steps > 0) a->checkpoint();
+  };  // each run's last hint is written as its agent ends
+  run(0, 0);
+  EXPECT_EQ(restart_seconds(), 0) << "known before the first step";
+  run(0, 1);
+  const double first = restart_seconds();
+  EXPECT_GT(first, 0) << "a first run: its start to its first step";
+  const agent_detail::AgentState saved =
+      agent_detail::parse_agent_state(slurp(*CheckpointStore(dir / "ckpt").latest() + "/" + agent_detail::kAgentStateFile));
+  EXPECT_GE(saved.save_seconds, kSave);
+  run(1, 1);
+  EXPECT_GE(restart_seconds(), first + saved.save_seconds) << "the restored checkpoint's save is a part of it";
+}
+
 // A job requeued onto another GPU type (POLLUX_GPU_TYPE differs between its
 // runs, as the local cluster's --gpu-types sets it): each run reports its
 // type and profiles it afresh, and the fit of each type it left travels in

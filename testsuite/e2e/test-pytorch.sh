@@ -53,3 +53,10 @@ acc=$(summary_key final_acc)
 python3 -c "import sys; a, r, t = map(float, sys.argv[1:]); sys.exit(abs(a - r) > t)" "$acc" "$ref_acc" "$TOLERANCE" ||
   fail "job a's accuracy $acc is not within $TOLERANCE of the unresized run's $ref_acc"
 note "ok: resized accuracy $acc, unresized $ref_acc (tolerance $TOLERANCE)"
+# Every run's agent measured what its restart cost (doc/agent.md, "Restart
+# time": the interpreter and torch import included), which its hints gave
+# sched/pollux as the job's restart penalty.
+runs=$(grep -c 'restart time [0-9.]* s (checkpoint save' "$CLUSTER_DIR/jobs/a.out")
+((runs >= 3)) || fail "job a's runs logged $runs restart times, not one each (3 or more)"
+grep 'restart time 0.00 s' "$CLUSTER_DIR/jobs/a.out" && fail "a run of job a measured no restart time"
+note "ok: $(grep -o 'restart time .*' "$CLUSTER_DIR/jobs/a.out" | tr '\n' ';')"

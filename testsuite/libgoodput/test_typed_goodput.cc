@@ -42,6 +42,26 @@ TEST(TypeRatios, PriorUntilObservedThenLearnt) {
   EXPECT_THROW(TypeRatios({1.0, 0.0}), std::invalid_argument);
 }
 
+// A learner's state carried over (a restart): the same ratios as the original.
+TEST(TypeRatios, ObservationsAddedInBulkGiveTheSameRatios) {
+  TypeRatios r({1.0, 2.0, 4.0});
+  r.observe(0, 1, 0.3, 0.1);
+  r.observe(1, 0, 0.2, 0.5);
+  r.observe(2, 1, 0.1, 0.4);
+  TypeRatios copy({1.0, 2.0, 4.0});
+  for (int a = 0; a < 3; ++a)
+    for (int b = a + 1; b < 3; ++b) copy.add_observations(a, b, r.observations(a, b), r.log_ratio_sum(a, b));
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      EXPECT_EQ(copy.grad_time_ratio(a, b), r.grad_time_ratio(a, b)) << a << " " << b;
+      EXPECT_EQ(copy.observations(a, b), r.observations(a, b));
+    }
+  copy.add_observations(0, 0, 3, 1.0);  // ignored: no pair, no count, no finite sum
+  copy.add_observations(0, 1, 0, 1.0);
+  copy.add_observations(0, 1, 2, NAN);
+  EXPECT_EQ(copy.observations(0, 1), 2);
+}
+
 TEST(TypedGoodput, FittedTypesAreUsedAndOthersEstimatedFromRatios) {
   const TypeRatios r({1.0, 3.0});
   const TypedGoodput g({kPerf, std::nullopt}, kGrad, kLimits, r);

@@ -57,13 +57,34 @@ TEST_F(HintReaderTest, AValidHintGivesItsModelAndAcknowledgement) {
   write(11, hint_for(11));
   Hint h = hint_for(12);
   h.checkpoint->ready_for_requeue = false;
+  h.restart_seconds = 0;  // not measured
   write(12, h);
   const auto in = read();
   ASSERT_TRUE(in[0].model);
   EXPECT_EQ(in[0].checkpoint_ack, 1700000000.0);
+  EXPECT_EQ(in[0].restart_seconds, 42.5);  // what a restart costs the job
   ASSERT_TRUE(in[1].model);
   EXPECT_FALSE(in[1].checkpoint_ack);  // not ready for requeue
+  EXPECT_EQ(in[1].restart_seconds, 0);
   EXPECT_TRUE(log.empty());
+}
+
+// A requeued job's new run writes hints before its first step, without a
+// restart time: the one its earlier run measured stands until it has one.
+TEST_F(HintReaderTest, AHintWithoutARestartTimeKeepsTheJobsLast) {
+  Hint h = hint_for(11);
+  write(11, h);
+  EXPECT_EQ(read()[0].restart_seconds, 42.5);
+  h.restart_count = 4;
+  h.restart_seconds = 0;
+  h.timestamp += 1;  // another file
+  write(11, h);
+  EXPECT_EQ(read()[0].restart_seconds, 42.5);
+  h.restart_seconds = 7.25;  // the new run's own
+  h.timestamp += 1;
+  write(11, h);
+  EXPECT_EQ(read()[0].restart_seconds, 7.25);
+  EXPECT_EQ(read()[1].restart_seconds, 0);  // job 12 has reported none
 }
 
 TEST_F(HintReaderTest, ARejectedHintIsLoggedOnceAndLeavesNoModel) {

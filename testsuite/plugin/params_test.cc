@@ -278,7 +278,7 @@ TEST(ParameterTable, OutOfRangeValuesAreRejectedWithTheRangeAndTheDefaultKept) {
        "kept"},
       {"pollux_metrics_file=m.prom", "pollux_metrics_file=m.prom must be an absolute path: default kept"},
       {"pollux_gpu_type_speeds=h100=0",
-       "pollux_gpu_type_speeds=h100=0 must be TYPE=SPEED pairs separated by ':' (speeds in (0, 1000]): default kept"}};
+       "pollux_gpu_type_speeds=h100=0 must be TYPE=SPEED pairs separated by ':' (speeds in [0.001, 1000]): default kept"}};
   ASSERT_EQ(std::size(cases), parameter_table().size()) << "one case per row";
   for (const auto& [text, message] : cases) {
     const ParamsResult r = parse_params(text);

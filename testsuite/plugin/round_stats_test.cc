@@ -181,7 +181,9 @@ RoundStats sample_stats() {
   result.decisions[0].view.goodput = std::nan("");  // written as 0
   RoundRecord r = record(RoundKind::kPeriodic, 2.5, 40);
   r.hints_rejected = {{"owner", 1}};
-  stats.add(snap, std::vector<JobInput>(2), result, r);
+  std::vector<JobInput> inputs(2);
+  inputs[1].restart_seconds = 12.5;  // its agent's measure
+  stats.add(snap, inputs, result, r);
   return stats;
 }
 
@@ -197,6 +199,8 @@ TEST(StatusFile, TheMetricsAreInPrometheusTextFormat) {
                    "\",partition=\"gpu \\\"a\\\\b\\\"\\n\"} 0\n"),
             std::string::npos)
       << m;
+  EXPECT_NE(m.find("pollux_job_restart_seconds{job_id=\"2\",user=\"4000000\",partition=\"gpu\"} 12.5\n"),
+            std::string::npos);
   EXPECT_NE(m.find("pollux_job_info{job_id=\"2\",user=\"4000000\",partition=\"gpu\",phase=\"held\",why=\"wait\"} 1\n"),
             std::string::npos);
   EXPECT_EQ(m.find("nan"), std::string::npos);

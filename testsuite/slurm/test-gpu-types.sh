@@ -5,7 +5,9 @@
 # type and its goodput on each; (b) a job asking for a set of types with
 # --constraint is never given another; (c) a rigid typed job beside elastic
 # ones runs where Slurm puts it, never touched, and no node is
-# over-allocated; the elastic jobs stay on one type each throughout.
+# over-allocated; the elastic jobs stay on one type each throughout;
+# (d) what the plugin learnt of the types' speeds is kept in
+# StateSaveLocation and restored by a restarted slurmctld.
 source "$(dirname "$0")/lib.sh"
 start_cluster "pollux_gpu_type_speeds=h100=3" --gpu-types a100:2,h100:2:3
 mkdir -p "$CLUSTER_DIR/jobs"
@@ -64,4 +66,13 @@ for n in "${!used[@]}"; do ((used[$n] <= 4)) || fail "$n: ${used[$n]} GPUs grant
 [[ $(restarts "$r") == 0 ]] || fail "rigid job $r was requeued"
 (($(log_count "sched/pollux: JobId=$r:") == 0)) || fail "sched/pollux acted on rigid job $r"
 (($(log_count "spans GPU types") == 0)) || fail "the policy proposed a job across types: $(grep 'spans GPU types' "$CLUSTER_DIR/log/slurmctld.log" | head -2)"
+
+# (d) The learnt speeds, with their seed, kept across a restart.
+speeds=$CLUSTER_DIR/state/pollux_gpu_type_speeds
+[[ -f $speeds && $(head -n 3 "$speeds") == $'pollux_gpu_type_speeds 1\ntype 1 a100\ntype 3 h100' ]] ||
+  fail "$speeds: $(head -n 3 "$speeds" 2>&1)"
+mark=$(($(wc -l < "$CLUSTER_DIR/log/slurmctld.log") + 1))
+cluster restart-ctld
+restored() { tail -n +"$mark" "$CLUSTER_DIR/log/slurmctld.log" | grep -q "pollux_gpu_type_speeds: learnt GPU type speeds restored"; }
+wait_until 60 "the learnt GPU type speeds restored after a restart of slurmctld" restored
 note "ok"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Round statistics and metrics (issue 21), on one cluster run with two
-# elastic jobs: pollux-status prints the rounds and both jobs, its --json
+# elastic jobs, on two GPU types (a100 and h100 nodes, so that the per-type
+# series and the dashboard's panels by GPU type are there): pollux-status prints the rounds and both jobs, its --json
 # is the status file and --reset starts the since-reset counters afresh;
 # the Prometheus file (pollux_metrics_file) passes `promtool check
 # metrics`; a real node_exporter (textfile collector) and a real Prometheus
@@ -18,7 +19,7 @@ dashboard=$POLLUX_SRC/contrib/grafana/pollux-dashboard.json
 metrics_dir=$(mktemp -d /tmp/pollux-metrics-XXXXXX)
 mkdir "$metrics_dir/textfile"
 prom_file=$metrics_dir/textfile/pollux.prom
-start_cluster "pollux_metrics_file=$prom_file"
+start_cluster "pollux_metrics_file=$prom_file" --gpu-types a100:2,h100:2
 pids=()
 stop_exporters() {
   local p
@@ -107,6 +108,8 @@ while read -r expr; do
 done < <(python3 -c "import json, sys
 for p in json.load(open(sys.argv[1]))['panels']:
     for t in p['targets']: print(t['expr'])" "$dashboard")
+n=$(series 'count by (type) (pollux_cluster_gpus_by_type)')
+((n == 2)) || fail "Prometheus has the GPUs of $n GPU types, not 2 (a100, h100)"
 if [[ -n ${POLLUX_TEST_METRICS_PLOT:-} ]]; then
   # Something to see: a rigid job takes 8 GPUs for a while, a third elastic job arrives.
   sleep 20

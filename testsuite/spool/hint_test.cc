@@ -56,6 +56,7 @@ void expect_same(const Hint& a, const Hint& b) {
     EXPECT_EQ(a.checkpoint->ready_for_requeue, b.checkpoint->ready_for_requeue);
   }
   EXPECT_EQ(a.resize_signal, b.resize_signal);
+  EXPECT_EQ(a.restart_seconds, b.restart_seconds);
   EXPECT_EQ(a.gpu_type, b.gpu_type);
   ASSERT_EQ(a.type_perf.size(), b.type_perf.size());
   for (std::size_t i = 0; i < a.type_perf.size(); ++i) {
@@ -80,6 +81,7 @@ TEST(HintRoundTrip, MinimalHintWithoutOptionalSections) {
   EXPECT_EQ(text.find("grad:"), std::string::npos);
   EXPECT_EQ(text.find("checkpoint:"), std::string::npos);
   EXPECT_EQ(text.find("resize_signal:"), std::string::npos);  // no agent listens: moldable
+  EXPECT_EQ(text.find("restart_seconds:"), std::string::npos);  // not measured: as an older agent writes
   const HintResult r = parse_hint(text);
   ASSERT_TRUE(r) << r.error;
   expect_same(h, *r.hint);
@@ -288,6 +290,11 @@ const Rejection kRejections[] = {
     {"ResizeSignalZero", "resize_signal: 10", "resize_signal: 0", "resize_signal: 0 is out of range"},
     {"ResizeSignalTooLarge", "resize_signal: 10", "resize_signal: 65", "resize_signal: 65 is out of range"},
     {"ResizeSignalName", "resize_signal: 10", "resize_signal: USR1", "resize_signal: 'USR1' is not an integer"},
+    // The restart time the agent measured
+    {"RestartSecondsNegative", "restart_seconds: 42.5", "restart_seconds: -1", "restart_seconds: -1 is out of range"},
+    {"RestartSecondsOverADay", "restart_seconds: 42.5", "restart_seconds: 86401", "restart_seconds: 86401 is out of range"},
+    {"RestartSecondsInfinite", "restart_seconds: 42.5", "restart_seconds: inf", "restart_seconds: 'inf' is not finite"},
+    {"RestartSecondsText", "restart_seconds: 42.5", "restart_seconds: slow", "restart_seconds: 'slow' is not a number"},
     // Structure
     {"UnknownTopLevelKey", "version: 1\n", "version: 1\ncolour: blue\n", "colour: unknown key"},
     {"DuplicateKey", "version: 1\n", "version: 1\nversion: 1\n", "duplicate key 'version'"},

@@ -42,6 +42,7 @@ inline Hint full_hint() {
                ProfileSample{1, 4, 32, 0.038, 0.043}};
   h.checkpoint = HintCheckpoint{1200, 1700000000, true};
   h.resize_signal = 10;  // SIGUSR1
+  h.restart_seconds = 42.5;
   return h;
 }
 

@@ -42,6 +42,10 @@ struct ElasticJobState {
   std::vector<bool> allowed_nodes;  ///< empty: every node
 };
 
+/// A job's D: its `restart_cost` once seen (finite, > 0), else
+/// `restart_penalty`, the policy's D for a job that has not shown its own.
+double job_restart_delay(double restart_cost, double restart_penalty) noexcept;
+
 /// The policy's view of `job`, with D its restart_cost once seen, else
 /// `restart_penalty` (the policy's D), and JobInfo::restart_delay = D:
 /// - age = now - submit_time (never negative); in an arrivals round (only

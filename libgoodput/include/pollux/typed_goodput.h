@@ -46,6 +46,13 @@ class TypeRatios {
   void observe(int a, int b, double grad_time_a, double grad_time_b) noexcept;
   /// Observations so far between a and b.
   int observations(int a, int b) const noexcept;
+  /// The sum of log(T_grad on b / T_grad on a) over those observations.
+  double log_ratio_sum(int a, int b) const noexcept;
+  /// Adds `count` observations between a and b whose log(T_b / T_a) sum
+  /// to `log_sum` (observations() and log_ratio_sum() of another
+  /// TypeRatios: a learner's state restored). Ignores types out of range,
+  /// a == b, count < 1 and a non-finite sum.
+  void add_observations(int a, int b, int count, double log_sum) noexcept;
 
  private:
   std::vector<double> seed_;

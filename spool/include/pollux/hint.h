@@ -82,6 +82,12 @@ struct Hint {
   /// it can checkpoint (0: none, the job is moldable: sched/pollux never
   /// signals it). Only a hint of the job's current run counts.
   int resize_signal = 0;
+  /// Seconds a restart costs this job, as its agent measured it (doc/
+  /// agent.md, "Restart time"): the save of the checkpoint this run
+  /// restored from plus this process's start to the end of its first
+  /// optimizer step; 0: not measured (yet, or by an agent older than the
+  /// field). Optional in the file, in [0, kMaxRestartSeconds].
+  double restart_seconds = 0;
 };
 
 /// Serialises a hint as YAML (libyaml emitter). Throws std::runtime_error
@@ -99,7 +105,7 @@ struct HintResult {
 /// required field present and no unknown one, every number finite and in
 /// its documented range, limits consistent (BatchLimits::valid()), config
 /// and profile consistent, GPU type names valid and type_perf's distinct
-/// and other than gpu_type. Never throws; the error is one line.
+/// and other than gpu_type, restart_seconds in [0, 86400]. Never throws; the error is one line.
 HintResult parse_hint(std::string_view yaml) noexcept;
 
 /// Reads <path> as untrusted input: O_NOFOLLOW, regular file, owned by

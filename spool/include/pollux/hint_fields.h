@@ -33,6 +33,7 @@ inline constexpr long long kMaxCount = 9007199254740992LL;  // 2^53
 inline constexpr double kMaxProgress = 1e15;
 inline constexpr double kMaxSeconds = 1e6;  // any fitted or measured time
 inline constexpr double kMinSeconds = 1e-9;
+inline constexpr double kMaxRestartSeconds = 86400;  // a restart, a checkpoint's save: one day at most
 
 // Field lists. A record's keys, ranges and order are written once, as a
 // function template over a field visitor: FieldWriter emits the fields into
