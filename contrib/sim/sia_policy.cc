@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config.h"
+#include "pollux/job_description.h"
 
 #ifdef HAVE_GLPK
 #include <glpk.h>
@@ -214,10 +215,10 @@ std::vector<Placement> SiaPolicy::optimize(const std::vector<JobInfo>& jobs, con
       lowest = std::min(lowest, g);
     }
     // Sia's per-model penalty where given (--sia-calibration), else the
-    // job's own D, as Pollux is told it (job_restart_delay).
+    // job's own D, as Pollux is told it (pollux::job_restart_delay).
     const double r = sia_restart_factor(j, static_cast<std::size_t>(i) < penalties_.size()
                                                ? penalties_[static_cast<std::size_t>(i)]
-                                               : job_restart_delay(j, options_));
+                                               : job_restart_delay(j.restart_delay, options_.restart_delay));
     const bool pin = !held.empty() && static_cast<std::size_t>(i) < pinned_.size() && pinned_[static_cast<std::size_t>(i)];
     for (const auto& [c, g] : valid) {
       const Config& cf = configs[static_cast<std::size_t>(c)];

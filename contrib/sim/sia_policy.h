@@ -71,7 +71,8 @@ class SiaPolicy final : public Policy {
   void pin_restarting(std::vector<char> mid_restart) { pinned_ = std::move(mid_restart); }
   /// For the next optimize() only: jobs[i]'s restart penalty D in the
   /// restart factor (Sia's per-model penalties); empty: the job's own D
-  /// (pollux::job_restart_delay).
+  /// (pollux::job_restart_delay: JobInfo::restart_delay, else
+  /// options' restart_delay).
   void set_restart_penalties(std::vector<double> seconds) { penalties_ = std::move(seconds); }
 
  private:

@@ -1,6 +1,8 @@
 // The Pollux problem of one round (see pollux_problem.h).
 #include "pollux_problem.h"
 
+#include "pollux/job_description.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -75,7 +77,7 @@ PolluxProblem::PolluxProblem(const std::vector<JobInfo>& jobs, const std::vector
     j.min_nodes = std::max(in.min_nodes, 1);
     j.min_gpus = std::max(j.min_gpus, j.min_nodes);
     if (j.min_nodes > j.max_nodes || j.max_gpus < j.min_gpus) j.max_gpus = 0;
-    const double d = job_restart_delay(in, options);
+    const double d = job_restart_delay(in.restart_delay, options.restart_delay);
     j.penalty = restart_factor(in.age, in.restarts, d);
     j.current = normalize_placement(current[i]);
     // Normalised by the fair-share speedup on its best type.

@@ -121,12 +121,6 @@ struct PolicyOptions {
   double tiresias_queue_threshold = 16 * 3600.0;  ///< GPU-seconds
 };
 
-/// The D a policy charges `job` for a re-allocation: its own
-/// JobInfo::restart_delay when > 0, else the policy's.
-inline double job_restart_delay(const JobInfo& job, const PolicyOptions& options) noexcept {
-  return job.restart_delay > 0 ? job.restart_delay : options.restart_delay;
-}
-
 /// What the last optimize() call did, for logs and benchmarks.
 struct PolicyReport {
   double fitness = 0;            ///< fitness of the returned allocation (Pollux)
