@@ -8,7 +8,10 @@
 namespace pollux {
 
 double job_restart_delay(double restart_cost, double restart_penalty) noexcept {
-  return restart_cost > 0 && std::isfinite(restart_cost) ? restart_cost : restart_penalty;
+  // The penalty is the floor: a job's own measure leaves out what it
+  // cannot see (Slurm's requeue, prolog and launch), and a job that
+  // restarts fast is not moved more often than any job was before.
+  return restart_cost > restart_penalty && std::isfinite(restart_cost) ? restart_cost : restart_penalty;
 }
 
 JobInfo describe_elastic_job(const ElasticJobState& job, double restart_penalty, bool arrivals_round) {

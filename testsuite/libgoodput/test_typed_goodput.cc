@@ -136,6 +136,9 @@ TEST(DescribeElasticJob, TheRulesSchedPolluxAndTheSimulatorShare) {
   i = describe_elastic_job(s, 30, true);
   EXPECT_DOUBLE_EQ(i.restart_delay, 120);
   EXPECT_DOUBLE_EQ(i.age, 360);
+  // ... when it is longer: the policy's D is the floor.
+  s.restart_cost = 10;
+  EXPECT_DOUBLE_EQ(describe_elastic_job(s, 30, false).restart_delay, 30);
   s.restart_cost = 0;
   // Never below what it holds, nor below its minimum; capped by limits.
   s.held_gpus = 12;

@@ -667,21 +667,23 @@ TEST(Round, AJobNearItsTimeLimitIsNotResized) {
 TEST(Round, AJobsMeasuredRestartTimeIsItsRestartPenalty) {
   Fixture f;  // pollux_restart_penalty 30 s
   ElasticJobSnapshot j = running_job(7, on({{0, 1}}), f.snap.nodes);
-  j.state->limit = 2;  // 120 s, 30 used before this run's 50: 40 s left
+  j.state->limit = 3;  // 180 s, 30 used before this run's 50: 100 s left
   j.state->used = 30;
   f.add(j);
   f.add(pending_job(8));
+  f.inputs[0].restart_seconds = 60;
+  f.inputs[1].restart_seconds = 200;
   f.policy.answer = {on({{1, 4}})};
   f.run();
-  ASSERT_EQ(f.policy.seen_jobs.size(), 1u) << "40 s left is less than two 30 s restarts: job 7 stays";
-  EXPECT_EQ(f.policy.seen_jobs[0].restart_delay, 30);
-  f.inputs[0].restart_seconds = 12.5;  // two restarts fit in 40 s
-  f.inputs[1].restart_seconds = 200;
+  ASSERT_EQ(f.policy.seen_jobs.size(), 1u) << "100 s left is less than two of its 60 s restarts: job 7 stays";
+  EXPECT_EQ(f.policy.seen_jobs[0].restart_delay, 200);
+  // 12.5 s measured: the penalty (30 s) is the floor, and two fit in 100 s.
+  f.inputs[0].restart_seconds = 12.5;
   f.policy.answer = {on({{0, 4}}), on({{1, 4}})};
   const RoundResult r = f.run();
   EXPECT_TRUE(r.error.empty()) << r.error;
   ASSERT_EQ(f.policy.seen_jobs.size(), 2u);
-  EXPECT_EQ(f.policy.seen_jobs[0].restart_delay, 12.5);
+  EXPECT_EQ(f.policy.seen_jobs[0].restart_delay, 30);
   EXPECT_EQ(f.policy.seen_jobs[1].restart_delay, 200);
   const auto of_job = [&](std::size_t i) {
     return *std::find_if(r.decisions.begin(), r.decisions.end(), [&](const JobDecision& d) { return d.job == i; });

@@ -42,12 +42,14 @@ struct ElasticJobState {
   std::vector<bool> allowed_nodes;  ///< empty: every node
 };
 
-/// A job's D: its `restart_cost` once seen (finite, > 0), else
-/// `restart_penalty`, the policy's D for a job that has not shown its own.
+/// A job's D: the larger of `restart_penalty` (the policy's D, the least
+/// a restart is taken to cost: it also covers the scheduler's requeue and
+/// start, which a job cannot measure) and its `restart_cost` once seen
+/// (finite, > 0).
 double job_restart_delay(double restart_cost, double restart_penalty) noexcept;
 
-/// The policy's view of `job`, with D its restart_cost once seen, else
-/// `restart_penalty` (the policy's D), and JobInfo::restart_delay = D:
+/// The policy's view of `job`, with D = job_restart_delay(restart_cost,
+/// restart_penalty) and JobInfo::restart_delay = D:
 /// - age = now - submit_time (never negative); in an arrivals round (only
 ///   jobs holding no GPUs are sized, promptly) at least D x (restarts + 1),
 ///   so that Pollux's restart factor max(age - restarts D, 0) / (age + D)
