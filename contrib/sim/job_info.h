@@ -23,9 +23,10 @@ inline constexpr int kMaxJobReplicas = 64;
 /// first profile; per GPU type when `ratios` is given), the job's size
 /// range 0..min(64, an application's own cap such as ncf's 1) or
 /// min_nodes.. when min_nodes > 1, M_max / m_min, `held` GPUs, age,
-/// restarts, service, and D (JobInfo::restart_delay) = the job's own
-/// restart cost (SimJob::restart_cost) once it has run, `restart_delay`
-/// before; in an arrivals round at least D x (restarts + 1) old.
+/// restarts, service, and D (JobInfo::restart_delay) = the larger of the
+/// job's own restart cost (SimJob::restart_cost, 0 before it ran) and
+/// `restart_delay` (job_restart_delay); in an arrivals round at least
+/// D x (restarts + 1) old.
 JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now, int held,
                         double restart_delay, bool arrivals_round, int min_nodes,
                         const TypeRatios* ratios = nullptr);

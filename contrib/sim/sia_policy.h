@@ -13,9 +13,9 @@
 //           valid configurations (so G_ij >= 1 and rows compare across
 //           jobs);
 //   r_i   = max(age - restarts x D, 0) / (age + D), 1 while age < D
-//           (D = the job's JobInfo::restart_delay, or options'
-//           restart_delay when 0; Sia's per-model penalty where set by
-//           set_restart_penalties): G_ij x r_i for every j but the
+//           (D = job_restart_delay of the job's JobInfo::restart_delay
+//           and options' restart_delay; Sia's per-model penalty where set
+//           by set_restart_penalties): G_ij x r_i for every j but the
 //           configuration the job holds now;
 //   A_ij  = min(3000, round((G_ij r_i)^p, 2 decimals)), p the fairness
 //           exponent (Sia's default -0.5);
@@ -52,8 +52,8 @@ inline constexpr double kSiaDefaultLambdaN = 1.1;
 
 class SiaPolicy final : public Policy {
  public:
-  /// options.fairness_p is Sia's p (non-zero); options.restart_delay the D
-  /// of jobs that state none.
+  /// options.fairness_p is Sia's p (non-zero); options.restart_delay the least
+  /// D of every job (job_restart_delay).
   SiaPolicy(const PolicyOptions& options, double lambda_n);
   std::string_view name() const noexcept override { return "sia"; }
   /// Throws std::runtime_error when the build has no GLPK or the solver
@@ -71,8 +71,7 @@ class SiaPolicy final : public Policy {
   void pin_restarting(std::vector<char> mid_restart) { pinned_ = std::move(mid_restart); }
   /// For the next optimize() only: jobs[i]'s restart penalty D in the
   /// restart factor (Sia's per-model penalties); empty: the job's own D
-  /// (pollux::job_restart_delay: JobInfo::restart_delay, else
-  /// options' restart_delay).
+  /// (pollux::job_restart_delay of JobInfo::restart_delay and options').
   void set_restart_penalties(std::vector<double> seconds) { penalties_ = std::move(seconds); }
 
  private:

@@ -119,7 +119,8 @@ TEST(SimJob, RestartsCountReallocationsAfterTheFirstStart) {
 }
 
 // What sched/pollux learns from the agent's hint: the policy is told the
-// job's own restart stall once it has run, the default D before.
+// job's own restart stall once it has run (at least the default D), the
+// default D before.
 TEST(SimJob, PolluxIsToldTheStallOfTheJobsLastRestart) {
   StepTimeCache cache(catalog().get("bert"));
   SimJob job("b", 0, cache, 384);
@@ -134,6 +135,8 @@ TEST(SimJob, PolluxIsToldTheStallOfTheJobsLastRestart) {
   const JobInfo waiting = pollux_job_info(job, w, 1, 400, 0, 30, true, 0);
   EXPECT_EQ(waiting.restart_delay, 200);
   EXPECT_GE(waiting.age, 200 * (waiting.restarts + 1)) << "the arrivals round's age rule uses the job's own D";
+  job.reallocate({2}, 20);  // faster than the default: the default is the floor (job_restart_delay)
+  EXPECT_EQ(pollux_job_info(job, w, 1, 500, 2, 30, false, 0).restart_delay, 30);
 }
 
 TEST(SimJob, TheAgentProfilesFitsAndAdaptsTheBatch) {
