@@ -899,7 +899,13 @@ TEST(LocalAgent, ARestartOnAnotherGpuTypeKeepsEachTypesFit) {
   std::mt19937_64 rng(1);
   const std::string hint_file = dir / "9010.hint.yaml";
   const auto hint = [&] {
-    const HintResult h = read_hint_file(hint_file, ::getuid(), 9010);
+    // A first run's hint is the agent's creation's, written by its worker
+    // thread: wait for it (a restore writes and flushes its own).
+    HintResult h = read_hint_file(hint_file, ::getuid(), 9010);
+    for (int i = 0; i < 1000 && !h; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      h = read_hint_file(hint_file, ::getuid(), 9010);
+    }
     EXPECT_TRUE(h) << h.error;
     return h ? *h.hint : Hint{};
   };
