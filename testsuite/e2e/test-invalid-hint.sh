@@ -45,7 +45,7 @@ n=$(rejections)
   cat "$scratch/$bad.hint.yaml"; head -c 300000 /dev/zero | tr '\0' '#'; } > "$scratch/big"
 plant "$scratch/big"
 expect_rejection "$n" "file over the size limit"
-scontrol ping | grep -q UP || fail "slurmctld does not answer"
+scontrol ping | grep >/dev/null UP || fail "slurmctld does not answer"
 [[ $(comment_key "$bad" model) == none ]] || fail "job $bad has a model from a rejected hint: $(system_comment "$bad")"
 (($(restarts "$bad") == 0)) || fail "job $bad was resized on a rejected hint"
 grew() { runs_as_decided "$a" && (($(gpus_of "$a") >= 2)) && [[ $(comment_key "$a" model) != none ]]; }

@@ -17,7 +17,7 @@ last_step() { sed -n 's/^step \([0-9]*\) .*/\1/p' "$out" | tail -n 1; }
 # A committed checkpoint and a few steps after it, which the failure loses.
 ready() { runs_as_decided "$a" && [[ -n $(last_commit) ]] && (($(last_step) >= $(last_commit) + 3)); }
 wait_until 60 "job $a training on 2 nodes past a checkpoint" ready
-victim=$(scontrol show hostnames "$(job_field "$a" NodeList)" | grep -vx "$(job_field "$a" BatchHost)" | head -n 1)
+victim=$(scontrol show hostnames "$(job_field "$a" NodeList)" | grep -vx "$(job_field "$a" BatchHost)" | sed -n 1p)
 r0=$(restarts "$a")
 note "job $a: $(granted "$a"), step $(last_step), last checkpoint $(last_commit); $victim fails and is set DOWN"
 cluster kill-node "$victim"
@@ -38,10 +38,10 @@ wait_until 60 "job $a resumed" resumed
 run=$(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out")
 # The last checkpoint committed before the failure (before the new run).
 ckpt=$(sed "/^start restart=$((r0 + 1)) /,\$d" "$out" | sed -n 's/^pollux-agent\[0\]: checkpoint of step \([0-9]*\) committed.*/\1/p' | tail -n 1)
-step=$(sed -n 's/^resumed step \([0-9]*\) .*/\1/p' <<< "$run" | head -n 1)
+step=$(sed -n 's/^resumed step \([0-9]*\) .*/\1/p' <<< "$run" | sed -n 1p)
 ((step == ckpt)) || fail "job $a resumed at step $step, not at its last checkpoint $ckpt"
 wait_until 30 "job $a's first step after the failure" eval '[[ -n $(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out" | grep "^step ") ]]'
-first=$(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out" | sed -n 's/^step \([0-9]*\) .*/\1/p' | head -n 1)
+first=$(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out" | sed -n 's/^step \([0-9]*\) .*/\1/p' | sed -n 1p)
 ((first == ckpt + 1)) || fail "job $a's first step after resuming at $ckpt was $first"
 said=$(log_count "sched/pollux: JobId=$a: its run on .* was ended by Slurm's requeue \\($victim failed")
 ((said == 1)) || fail "the requeue of job $a was logged $said times, not once"

@@ -20,6 +20,6 @@ done
 # The CDF shows both policies; the PNG is a PNG.
 grep -q tiresias "$tmp/plots/w3-jct-cdf.svg"
 grep -q pollux "$tmp/plots/w3-jct-cdf.svg"
-head -c 8 "$tmp/plots/pollux-w3-gpus.png" | grep -q PNG
+head -c 8 "$tmp/plots/pollux-w3-gpus.png" | grep >/dev/null PNG
 [ "$(wc -l <"$tmp/plots/pollux-w3.gpus")" -eq 20 ]
 echo "plots written: $(ls "$tmp/plots" | tr '\n' ' ')"

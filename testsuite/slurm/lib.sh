@@ -83,11 +83,11 @@ submit_elastic() {
     "$@" "$here/elastic-job.sh"
 }
 
-job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | sed -n 1p; }
 job_state() { job_field "$1" JobState; }
 restarts() { job_field "$1" Restarts; }
 system_comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
-comment_key() { system_comment "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+comment_key() { system_comment "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | sed -n 1p; }
 phase() { comment_key "$1" state; }
 
 # What Slurm granted: "node:gpus" per node, sorted (scontrol show job -d;

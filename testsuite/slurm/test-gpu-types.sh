@@ -73,6 +73,6 @@ speeds=$CLUSTER_DIR/state/pollux_gpu_type_speeds
   fail "$speeds: $(head -n 3 "$speeds" 2>&1)"
 mark=$(($(wc -l < "$CLUSTER_DIR/log/slurmctld.log") + 1))
 cluster restart-ctld
-restored() { tail -n +"$mark" "$CLUSTER_DIR/log/slurmctld.log" | grep -q "pollux_gpu_type_speeds: learnt GPU type speeds restored"; }
+restored() { tail -n +"$mark" "$CLUSTER_DIR/log/slurmctld.log" | grep >/dev/null "pollux_gpu_type_speeds: learnt GPU type speeds restored"; }
 wait_until 60 "the learnt GPU type speeds restored after a restart of slurmctld" restored
 note "ok"

@@ -21,5 +21,5 @@ grep -q "error: sched/pollux: SchedulerParameters: unknown option pollux_bogus=1
 # The plugin made the spool (the cluster tool does not): world-writable, sticky.
 [[ $(stat -c %a "$CLUSTER_DIR/spool/pollux" 2>/dev/null) == 1777 ]] || fail "no spool directory of mode 1777"
 grep -q "sched/pollux: created the spool $CLUSTER_DIR/spool/pollux (mode 1777)" <<< "$log" || fail "the spool's creation is not logged"
-scontrol show config | grep -q "SchedulerType *= sched/pollux" || fail "SchedulerType is not sched/pollux"
+scontrol show config | grep >/dev/null "SchedulerType *= sched/pollux" || fail "SchedulerType is not sched/pollux"
 note "ok"

@@ -7,8 +7,8 @@
 source "$(dirname "$0")/lib.sh"
 start_cluster "" --gpus 2 --gpu-types a100:1,h100:1:2.5
 mkdir -p "$CLUSTER_DIR/jobs"
-scontrol show node n2 | grep -q "Gres=gpu:h100:2" || fail "n2: $(scontrol show node n2 | grep -E 'Gres|Features')"
-scontrol show node n1 | grep -q "AvailableFeatures=a100" || fail "n1: $(scontrol show node n1 | grep -E 'Gres|Features')"
+scontrol show node n2 | grep >/dev/null "Gres=gpu:h100:2" || fail "n2: $(scontrol show node n2 | grep -E 'Gres|Features')"
+scontrol show node n1 | grep >/dev/null "AvailableFeatures=a100" || fail "n1: $(scontrol show node n1 | grep -E 'Gres|Features')"
 
 # Each job prints its node, type and speed as its task sees them.
 show='echo "$SLURMD_NODENAME ${POLLUX_GPU_TYPE:-none} ${POLLUX_GPU_SPEED:-none}"'

@@ -23,7 +23,7 @@ wait_rounds() { local r0; r0=$(rounds); wait_until 60 "$1 more rounds" bash -c "
 
 sacctmgr -i add qos gpu2 MaxTRESPerJob=gres/gpu=2,node=1 >/dev/null || fail "sacctmgr add qos"
 sacctmgr -i modify user root set qos+=gpu2 >/dev/null || fail "sacctmgr modify user"
-qos_known() { scontrol show assoc_mgr flags=qos qos=gpu2 2>/dev/null | grep -q "MaxTRESPJ=.*gres/gpu=2"; }
+qos_known() { scontrol show assoc_mgr flags=qos qos=gpu2 2>/dev/null | grep >/dev/null "MaxTRESPJ=.*gres/gpu=2"; }
 wait_until 30 "slurmctld to learn QOS gpu2 from slurmdbd" qos_known
 
 export POLLUX_TEST_PROFILED=16  # each job would take every GPU it may
@@ -51,7 +51,7 @@ note "QOS limits bound job $a at 2 GPUs; job $b held, why=limits"
 # grows to what is left of MaxTRESPerUser=gres/gpu=3 besides its own, 3,
 # not 4; a new job of the same user then gets nothing while a holds all 3.
 sacctmgr -i modify qos gpu2 set MaxTRESPerJob=gres/gpu=4 MaxTRESPerUser=gres/gpu=3 >/dev/null || fail "sacctmgr modify qos"
-user_limit_known() { scontrol show assoc_mgr flags=qos qos=gpu2 2>/dev/null | grep -q "MaxTRESPU=.*gres/gpu=3"; }
+user_limit_known() { scontrol show assoc_mgr flags=qos qos=gpu2 2>/dev/null | grep >/dev/null "MaxTRESPU=.*gres/gpu=3"; }
 wait_until 30 "slurmctld to learn MaxTRESPerUser=gres/gpu=3" user_limit_known
 at_user_limit() {
   (($(gpus_of "$a") <= 3)) || fail "job $a granted $(granted "$a") despite MaxTRESPerUser=gres/gpu=3: $(system_comment "$a")"

@@ -9,7 +9,7 @@ grep -q "sched/pollux: policy pollux: fairness_p=-1 " "$CLUSTER_DIR/log/slurmctl
 sed -i 's/pollux_fairness=-1/pollux_fairness=-4,pollux_interval=2/' "$SLURM_CONF"
 scontrol reconfigure
 wait_until 20 "the policy with fairness -4" grep -q "sched/pollux: policy pollux: fairness_p=-4 restart_delay=5 interval=2 " "$CLUSTER_DIR/log/slurmctld.log"
-grep "sched/pollux: parameters:" "$CLUSTER_DIR/log/slurmctld.log" | tail -n 1 | grep -q "pollux_interval=2 pollux_fairness=-4 " ||
+grep "sched/pollux: parameters:" "$CLUSTER_DIR/log/slurmctld.log" | tail -n 1 | grep >/dev/null "pollux_interval=2 pollux_fairness=-4 " ||
   fail "the parameters line does not show the new values"
 # Rounds follow the new interval.
 marker=$(wc -l < "$CLUSTER_DIR/log/slurmctld.log")
@@ -20,7 +20,7 @@ rounds=$(tail -n +"$marker" "$CLUSTER_DIR/log/slurmctld.log" | grep -c "sched/po
 sed -i 's/pollux_fairness=-4/pollux_fairness=fair/' "$SLURM_CONF"
 scontrol reconfigure
 wait_until 20 "the invalid value logged" grep -q "error: sched/pollux: SchedulerParameters: pollux_fairness=fair must be a number in \[-10, 1\]: default kept" "$CLUSTER_DIR/log/slurmctld.log"
-wait_until 20 "the policy back at the default fairness" bash -c "grep 'sched/pollux: policy pollux:' '$CLUSTER_DIR/log/slurmctld.log' | tail -n 1 | grep -q 'fairness_p=-1 '"
+wait_until 20 "the policy back at the default fairness" bash -c "grep 'sched/pollux: policy pollux:' '$CLUSTER_DIR/log/slurmctld.log' | tail -n 1 | grep >/dev/null 'fairness_p=-1 '"
 # Still scheduling: an elastic job starts.
 job=$(submit_elastic after -N 1-4 --gpus-per-node=4)
 wait_until 30 "job $job running as decided" runs_as_decided "$job"

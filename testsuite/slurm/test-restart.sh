@@ -29,7 +29,7 @@ before_a=$(granted "$a") before_b=$(granted "$b")
 restarts_a=$(restarts "$a") restarts_b=$(restarts "$b")
 state_a=$(system_comment "$a" | sed 's/.* | //') state_b=$(system_comment "$b" | sed 's/.* | //')
 note "before: $a: $before_a ($state_a); $b: $before_b ($state_b)"
-mark=$(wc -l < "$CLUSTER_DIR/log/slurmctld.log")
+mark=$(($(wc -l < "$CLUSTER_DIR/log/slurmctld.log") + 1))
 cluster restart-ctld
 after_rounds() { (($(tail -n +"$mark" "$CLUSTER_DIR/log/slurmctld.log" | grep -c "sched/pollux: round:") >= 4)); }
 wait_until 60 "4 rounds after the restart" after_rounds
@@ -56,7 +56,7 @@ checkpointing() {
 wait_until 60 "job $a or $b asked to checkpoint for job $c" checkpointing
 restarts_v=$(restarts "$victim")
 note "job $victim checkpointing: $(system_comment "$victim"); restarting slurmctld"
-mark=$(wc -l < "$CLUSTER_DIR/log/slurmctld.log") restarted_at=$(date +%s.%N)
+mark=$(($(wc -l < "$CLUSTER_DIR/log/slurmctld.log") + 1)) restarted_at=$(date +%s.%N)
 cluster restart-ctld
 # The first periodic round comes when it was due (the last one before the
 # restart plus the interval, 3 s), with the search state restored.
@@ -82,7 +82,7 @@ due_round() {  # due_round MARK: the first periodic round after the restart came
   awk -v l="$loaded" -v p="$last" -v f="$first" 'BEGIN { due = p + 3 > l ? p + 3 : l; exit !(f <= due + 10 && f >= p + 2.8) }' ||
     fail "the first periodic round after the restart came at $first, not when it was due (last round $last + 3 s, or at once after the load at $loaded)"
   local line
-  line=$(tail -n +"$1" "$CLUSTER_DIR/log/slurmctld.log" | grep -m1 "sched/pollux: rounds remembered from .*search state restored") ||
+  line=$(tail -n +"$1" "$CLUSTER_DIR/log/slurmctld.log" | grep "sched/pollux: rounds remembered from .*search state restored" | sed -n 1p) ||
     fail "the restarted plugin did not restore the rounds' memory: $(tail -n +"$1" "$CLUSTER_DIR/log/slurmctld.log" | grep -E 'memory|remembered' | head -2)"
   # The next round it plans: the remembered one's time + the interval (3 s), or at once when that has passed.
   sed -E 's/.*the last periodic round ([0-9.]+) s ago, the next in ([0-9.]+) s.*/\1 \2/' <<< "$line" |
@@ -102,7 +102,7 @@ kill -KILL "$ctld"
 crash_mark=$(($(wc -l < "$CLUSTER_DIR/log/slurmctld.log") + 1))
 cluster restart-ctld
 loaded_at=$(date +%s)
-requeued_now() { tail -n +"$mark" "$CLUSTER_DIR/log/slurmctld.log" | grep -qE "sched/pollux: JobId=$victim: requeue"; }
+requeued_now() { tail -n +"$mark" "$CLUSTER_DIR/log/slurmctld.log" | grep >/dev/null -E "sched/pollux: JobId=$victim: requeue"; }
 wait_until 10 "job $victim requeued after the crash (its acknowledgement was written)" requeued_now
 note "job $victim requeued $(($(date +%s) - loaded_at)) s after slurmctld came back"
 # Down longer than an interval: the periodic round was overdue, and comes at once.
@@ -115,7 +115,7 @@ due_round "$crash_mark"
 settled_c() {
   case $(phase "$c") in
     held) return 0 ;;
-    run | ckpt) squeue -h -s -j "$c" -o %i | grep -qx "$c\.0" ;;
+    run | ckpt) squeue -h -s -j "$c" -o %i | grep >/dev/null -x "$c\.0" ;;
     *) return 1 ;;
   esac
 }
@@ -125,7 +125,9 @@ all_run() { runs_as_decided "$a" && runs_as_decided "$b" && runs_as_decided "$c"
 wait_until 120 "all three jobs running as decided" all_run
 # The restarted plugin's log up to the victim's requeue: the resize it
 # found under way (later rounds may decide new resizes, legitimately).
-after=$(tail -n +"$mark" "$CLUSTER_DIR/log/slurmctld.log" | sed "/sched\/pollux: JobId=$victim: requeue/q")
+# (One sed, no pipe: under pipefail a reader that quits early would fail
+# the writer with SIGPIPE once the log outgrows the pipe.)
+after=$(sed -n "$mark,\$ { p; /sched\/pollux: JobId=$victim: requeue/q; }" "$CLUSTER_DIR/log/slurmctld.log")
 grep -qE "sched/pollux: JobId=$victim: requeue" <<< "$after" || fail "job $victim was not requeued after the restart"
 if grep -E "sched/pollux: JobId=$victim: signal" <<< "$after"; then
   fail "the restarted plugin signalled job $victim again in the middle of its checkpoint"

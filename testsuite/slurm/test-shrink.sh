@@ -25,7 +25,7 @@ note "job $b: $(granted "$b") | $(system_comment "$b")"
 grep -q "checkpoint acknowledged" "$CLUSTER_DIR/jobs/a.out" || fail "job $a never acknowledged the checkpoint"
 # The requeue's SystemComment says when the job starts again (start=, as
 # squeue --start shows it), not the requeue's parking an hour ahead.
-line=$(grep -E "sched/pollux: JobId=$a: requeue .* why=shrink" "$CLUSTER_DIR/log/slurmctld.log" | head -n 1)
+line=$(grep -E "sched/pollux: JobId=$a: requeue .* why=shrink" "$CLUSTER_DIR/log/slurmctld.log" | sed -n 1p)
 start=$(grep -o ' start=[^ ]*' <<< "$line" | cut -d= -f2)
 [[ -n $start ]] || fail "job $a's SystemComment at its requeue gives no start: $line"
 requeued_at=$(date -d "$(sed 's/^\[\([^]]*\)\].*/\1/' <<< "$line")" +%s)

@@ -13,7 +13,7 @@ quiet() { sbatch --parsable --requeue -J "$1" -N 1-4 --gpus-per-node=4 -o "$CLUS
             --wrap 'srun --ntasks=1 sleep 100000'; }
 other=$(quiet other-uid)
 link=$(quiet symlink)
-wait_until 30 "both jobs running" bash -c "squeue -h -t R -o %i | grep -c . | grep -qx 2"
+wait_until 30 "both jobs running" bash -c "squeue -h -t R -o %i | grep -c . | grep >/dev/null -x 2"
 # Valid hints claiming excellent scaling at full size, but one belongs to
 # another user, and the other is a symlink to a file for another job id.
 # (Each is made aside and moved in whole: no round may see a valid file.)
@@ -35,10 +35,10 @@ for j in "$other" "$link"; do
   [[ $(gpus_of "$j") == 1 ]] || fail "job $j got $(gpus_of "$j") GPUs from a rejected hint"
   [[ $(restarts "$j") == 0 ]] || fail "job $j was resized on a rejected hint"
 done
-grep "JobId=$other: hint rejected" "$CLUSTER_DIR/log/slurmctld.log" | grep -q "owned by\|owner\|uid" ||
+grep "JobId=$other: hint rejected" "$CLUSTER_DIR/log/slurmctld.log" | grep >/dev/null "owned by\|owner\|uid" ||
   fail "the reason for job $other does not name the owner: $(grep "JobId=$other: hint rejected" "$CLUSTER_DIR/log/slurmctld.log")"
 [[ ! -e $spool/$other.hint.yaml ]] || fail "the hint planted by another user under job $other's name was not removed"
-grep "JobId=$link: hint rejected" "$CLUSTER_DIR/log/slurmctld.log" | grep -qi "symlink\|symbolic\|ELOOP\|links" ||
+grep "JobId=$link: hint rejected" "$CLUSTER_DIR/log/slurmctld.log" | grep >/dev/null -i "symlink\|symbolic\|ELOOP\|links" ||
   fail "the reason for job $link does not name the symlink: $(grep "JobId=$link: hint rejected" "$CLUSTER_DIR/log/slurmctld.log")"
 # A valid hint in place of the bad one is taken up: the job grows.
 rm -f "$spool/$link.hint.yaml"
