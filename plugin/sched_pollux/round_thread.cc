@@ -316,7 +316,6 @@ class RoundThread {
                               std::chrono::system_clock::now().time_since_epoch()).count());
     const double plan_ms = ms_since(t1);
     if (full) remember_round(started);
-    keep_type_speeds();
     if (!result.error.empty()) error("sched/pollux: %s: no size changes this round", result.error.c_str());
 
     EnactReport report;
@@ -354,6 +353,7 @@ class RoundThread {
     }
     if (report.changed()) schedule_job_save();
     if (waiting || report.released + report.requeued + report.restarted_early > 0) queue_job_scheduler();
+    keep_type_speeds();  // its fsync after the decisions are enacted, not before
     in_flight_ = false;
     for (const JobDecision& d : result.decisions)
       if (d.state.phase == Phase::kCheckpointing || d.state.phase == Phase::kStarting) in_flight_ = true;
