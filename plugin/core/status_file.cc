@@ -185,9 +185,9 @@ std::string metrics_text(const RoundStats& s) {
   const bool typed = !s.gpus_by_type().empty();
   if (typed) {
     p.family("pollux_gpus_by_type", "gauge", "GPUs of each GPU type's nodes by who holds them, at the last round.");
-    for (const TypeGpuUse& t : s.gpus_by_type()) p.gpus("pollux_gpus_by_type", "type=" + label(t.type) + ",", t.use);
+    for (const TypeGpuUse& t : s.gpus_by_type()) p.gpus("pollux_gpus_by_type", "gpu_type=" + label(t.type) + ",", t.use);
     p.family("pollux_cluster_gpus_by_type", "gauge", "GPUs of each GPU type's nodes.");
-    for (const TypeGpuUse& t : s.gpus_by_type()) p.sample("pollux_cluster_gpus_by_type", "type=" + label(t.type), t.use.total);
+    for (const TypeGpuUse& t : s.gpus_by_type()) p.sample("pollux_cluster_gpus_by_type", "gpu_type=" + label(t.type), t.use.total);
   }
   p.family("pollux_cluster_goodput", "gauge", "Sum of the running elastic jobs' goodput (examples per second).");
   p.sample("pollux_cluster_goodput", "", s.cluster_goodput());

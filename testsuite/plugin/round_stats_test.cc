@@ -259,9 +259,9 @@ TEST(RoundStats, GpusByTypeAndEachJobsTypeOnlyWithTwoTypesOrMore) {
 
 TEST(StatusFile, TypesAreWrittenOnlyOnAClusterOfTwoOrMore) {
   const std::string m = metrics_text(typed_stats());
-  EXPECT_NE(m.find("pollux_gpus_by_type{type=\"a100\",kind=\"elastic\"} 2\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("pollux_gpus_by_type{type=\"h100\",kind=\"rigid\"} 1\n"), std::string::npos);
-  EXPECT_NE(m.find("pollux_cluster_gpus_by_type{type=\"h100\"} 4\n"), std::string::npos);
+  EXPECT_NE(m.find("pollux_gpus_by_type{gpu_type=\"a100\",kind=\"elastic\"} 2\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("pollux_gpus_by_type{gpu_type=\"h100\",kind=\"rigid\"} 1\n"), std::string::npos);
+  EXPECT_NE(m.find("pollux_cluster_gpus_by_type{gpu_type=\"h100\"} 4\n"), std::string::npos);
   EXPECT_NE(m.find("pollux_job_gpus{job_id=\"1\",user=\"" + user_name(::getuid()) +
                    "\",partition=\"gpu\",gpu_type=\"a100\"} 2\n"),
             std::string::npos);

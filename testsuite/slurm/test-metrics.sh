@@ -108,7 +108,7 @@ while read -r expr; do
 done < <(python3 -c "import json, sys
 for p in json.load(open(sys.argv[1]))['panels']:
     for t in p['targets']: print(t['expr'])" "$dashboard")
-n=$(series 'count by (type) (pollux_cluster_gpus_by_type)')
+n=$(series 'count by (gpu_type) (pollux_cluster_gpus_by_type)')
 ((n == 2)) || fail "Prometheus has the GPUs of $n GPU types, not 2 (a100, h100)"
 if [[ -n ${POLLUX_TEST_METRICS_PLOT:-} ]]; then
   # Something to see: a rigid job takes 8 GPUs for a while, a third elastic job arrives.
