@@ -109,6 +109,12 @@ std::string to_json(const SimOptions& o, const std::string& traces_dir, const st
       << ", \"restarts_per_job\": " << json_number(r.restarts_per_job) << ",\n      \"jcts\": {";
     for (std::size_t i = 0; i < r.jobs.size(); ++i)
       j << (i ? ", " : "") << json_string(r.jobs[i].name) << ": " << json_number(r.jobs[i].jct);
+    j << "},\n      \"restarts\": {";
+    for (std::size_t i = 0; i < r.jobs.size(); ++i)
+      j << (i ? ", " : "") << json_string(r.jobs[i].name) << ": " << r.jobs[i].restarts;
+    j << "},\n      \"applications\": {";
+    for (std::size_t i = 0; i < r.jobs.size(); ++i)
+      j << (i ? ", " : "") << json_string(r.jobs[i].name) << ": " << json_string(r.jobs[i].application);
     j << "}}";
   }
   j << "\n  },\n  \"mean_avg_jct\": " << json_number(mean_avg_jct(runs)) << "\n}\n";

@@ -23,5 +23,8 @@ assert all(v > 0 for v in jcts.values()), jcts
 assert abs(w["avg_jct"] - sum(jcts.values()) / 30) < 1e-6 * w["avg_jct"]
 assert abs(r["mean_avg_jct"] - w["avg_jct"]) < 1e-9 * w["avg_jct"]
 assert w["p99_jct"] <= max(jcts.values()) and w["makespan"] > 0
+assert set(w["restarts"]) == set(jcts) and set(w["applications"]) == set(jcts)
+assert abs(w["restarts_per_job"] - sum(w["restarts"].values()) / 30) < 1e-9 + 1e-9 * w["restarts_per_job"]
+assert all(a == n.rsplit("-", 1)[0] for n, a in w["applications"].items()), w["applications"]
 print("all 30 jobs completed under", sys.argv[2], "- average JCT", round(w["avg_jct"], 1), "s")
 PY

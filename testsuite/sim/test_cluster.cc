@@ -195,6 +195,8 @@ TEST(Report, JsonHasTheDocumentedShape) {
   EXPECT_NE(j.find("\"policy\": \"pollux\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"workload-6\": {\"avg_jct\": 100, \"p99_jct\": 0, \"makespan\": 0"), std::string::npos) << j;
   EXPECT_NE(j.find("\"jcts\": {\"job \\\"1\\\"\": 100}"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"restarts\": {\"job \\\"1\\\"\": 0}"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"applications\": {\"job \\\"1\\\"\": \"cifar10\"}"), std::string::npos) << j;
   EXPECT_NE(j.find("\"mean_avg_jct\": 100"), std::string::npos) << j;
 }
 
