@@ -305,7 +305,7 @@ def main():
             for atomic, accum in configs:
                 a.set_batch_config(atomic, accum)
                 measured[(atomic, accum)] = statistics.median(
-                    pollux_block(model, opt, loader, image_loss, 12 if not tiny else 8)[3:])
+                    pollux_block(model, opt, loader, image_loss, max(args.steps, 8))[3:])
             predicted, deadline = {}, time.time() + 60
             while time.time() < deadline:
                 predicted = {c: a.predict_iter_time(1, 1, *c) for c in configs}
