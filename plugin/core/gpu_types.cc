@@ -119,28 +119,57 @@ TypedJobModel typed_job_model(const std::optional<JobModel>& model, const Elasti
 
 const TypeRatios& TypeSpeedLearner::ratios(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds) {
   if (!ratios_ || types != types_ || speeds != speeds_) {
+    // What was learnt so far (or restored) is carried over by type name:
+    // an observation is a measurement between two named types and does
+    // not depend on the seed.
+    const bool restoring = pending_.has_value();
+    std::optional<LearntTypeSpeeds> before;
+    if (restoring) before = std::move(pending_);
+    else if (ratios_) before = learnt();
+    pending_.reset();
     types_ = types;
     speeds_ = speeds;
     seed_ = types.empty() ? std::vector<double>{1.0} : type_speed_seed(types, speeds);
     ratios_.emplace(seed_);
     seen_.clear();
     changed_ = true;
-    if (pending_) {
-      restored_ = pending_->types == types_ && pending_->seed == seed_;
-      if (*restored_) {
-        const std::size_t n = types_.size();
-        for (const LearntTypeSpeeds::Pair& p : pending_->pairs) ratios_->add_observations(p.a, p.b, p.count, p.log_sum);
-        for (const LearntTypeSpeeds::Seen& s : pending_->seen) {
-          if (s.a < 0 || s.b <= s.a || static_cast<std::size_t>(s.b) >= n) continue;
-          std::vector<bool>& seen = seen_[s.job];
-          seen.resize(n * n, false);
-          seen[static_cast<std::size_t>(s.a) * n + static_cast<std::size_t>(s.b)] = true;
-        }
-      }
-      pending_.reset();
-    }
+    const bool carried = before && carry(*before);
+    if (restoring) restored_ = carried;
   }
   return *ratios_;
+}
+
+bool TypeSpeedLearner::carry(const LearntTypeSpeeds& from) {
+  // Index in types_ of each of from's types; -1: gone.
+  std::vector<int> to(from.types.size(), -1);
+  for (std::size_t i = 0; i < from.types.size(); ++i) {
+    const auto it = std::lower_bound(types_.begin(), types_.end(), from.types[i]);
+    if (it != types_.end() && *it == from.types[i]) to[i] = static_cast<int>(it - types_.begin());
+  }
+  const auto remap = [&](int a, int b) -> std::optional<std::pair<int, int>> {
+    if (a < 0 || b < 0 || static_cast<std::size_t>(a) >= to.size() || static_cast<std::size_t>(b) >= to.size() ||
+        to[a] < 0 || to[b] < 0 || a == b)
+      return std::nullopt;
+    return std::pair{std::min(to[a], to[b]), std::max(to[a], to[b])};
+  };
+  bool any = false;
+  for (const LearntTypeSpeeds::Pair& p : from.pairs)
+    if (const auto m = remap(p.a, p.b)) {
+      // Both lists are sorted, so the order holds; a state whose is not
+      // (not one learnt() gives) has its ratio turned over.
+      const double sum = to[p.a] < to[p.b] ? p.log_sum : -p.log_sum;
+      ratios_->add_observations(m->first, m->second, p.count, sum);
+      any = any || ratios_->observations(m->first, m->second) > 0;  // a bad count or sum is ignored
+    }
+  const std::size_t n = types_.size();
+  for (const LearntTypeSpeeds::Seen& s : from.seen)
+    if (const auto m = remap(s.a, s.b)) {
+      std::vector<bool>& seen = seen_[s.job];
+      seen.resize(n * n, false);
+      seen[static_cast<std::size_t>(m->first) * n + static_cast<std::size_t>(m->second)] = true;
+      any = true;
+    }
+  return any || (from.types == types_);
 }
 
 void TypeSpeedLearner::learn(std::uint32_t job_id, const std::vector<std::optional<PerfParams>>& fits,

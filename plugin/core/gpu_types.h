@@ -109,9 +109,12 @@ struct LearntTypeSpeeds {
 /// The TypeRatios of the cluster's types, learnt across rounds: seeded from
 /// pollux_gpu_type_speeds, and told, once per job and pair of types, the
 /// micro-step times of a job with fits on both (at its smallest
-/// micro-batch). Started over when the cluster's types or the seed change.
-/// What it learnt (learnt()) can be restored into a new learner (restore():
-/// a restart), which then gives the same ratios.
+/// micro-batch). When the cluster's types or the seed change, the prior is
+/// the new seed's and the observations between types still present are
+/// kept (an observation is a measurement between two named types, not of
+/// the seed); those of a type that is gone are dropped. What it learnt
+/// (learnt()) can be restored into a new learner (restore(): a restart),
+/// which then gives the same ratios on the same types and seed.
 class TypeSpeedLearner {
  public:
   const TypeRatios& ratios(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds);
@@ -124,12 +127,13 @@ class TypeSpeedLearner {
   /// What it has learnt; no types before the first ratios().
   LearntTypeSpeeds learnt() const;
   /// Takes `learnt` up at the next ratios() that starts the learner (the
-  /// first, or one with other types or seed) if that is on the same types
-  /// with the same seed; drops it otherwise (the learner starts over as
-  /// it would have without the restart).
+  /// first, or one with other types or seed), as a change of types or seed
+  /// carries observations over: by type name, whatever seed it was learnt
+  /// with.
   void restore(LearntTypeSpeeds learnt);
-  /// Once after that ratios(): whether it took the restored state up
-  /// (true) or dropped it (false); nullopt otherwise.
+  /// Once after the ratios() that took a restored state: whether
+  /// any of it applied (true: the same types, or an observation between
+  /// types still present) or none (false); nullopt otherwise.
   std::optional<bool> take_restored();
   /// Whether learnt() changed since the last call (a start by ratios()
   /// counts: the state to keep is then a new one).
@@ -141,6 +145,10 @@ class TypeSpeedLearner {
   std::vector<double> seed_;
   std::optional<TypeRatios> ratios_;
   std::unordered_map<std::uint32_t, std::vector<bool>> seen_;  // per job: pairs observed (a * T + b)
+  // What `from` learnt, onto the current (fresh) ratios_ by type name;
+  // whether any of it applied.
+  bool carry(const LearntTypeSpeeds& from);
+
   std::optional<LearntTypeSpeeds> pending_;  // restore()'s, until the next start
   std::optional<bool> restored_;
   bool changed_ = false;

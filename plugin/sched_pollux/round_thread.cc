@@ -232,7 +232,7 @@ class RoundThread {
 
   // At the thread's start: what the GPU types' speed learner had learnt
   // before the restart (type_speeds_file.h); taken up by the first round
-  // if the cluster's types and seed are the same.
+  // for the pairs of types the cluster still has.
   void recall_type_speeds() {
     if (type_speeds_path_.empty()) return;
     ParsedTypeSpeeds r = read_type_speeds(type_speeds_path_);
@@ -249,7 +249,7 @@ class RoundThread {
   void keep_type_speeds() {
     if (const std::optional<bool> restored = type_speeds_.take_restored())
       info("sched/pollux: %s: learnt GPU type speeds %s", type_speeds_path_.c_str(),
-           *restored ? "restored" : "not used (learnt on other GPU types or pollux_gpu_type_speeds): started over");
+           *restored ? "restored" : "not used (learnt on other GPU types): started over");
     if (type_speeds_path_.empty() || !type_speeds_.take_changed()) return;
     const std::string failed = write_type_speeds(type_speeds_path_, type_speeds_.learnt());
     if (!failed.empty() && failed != type_speeds_error_)

@@ -134,8 +134,20 @@ TEST(GpuTypes, TheSpeedsAreLearntOnceFromEachJobThatRanOnTwoTypes) {
   learner.forget_others({});
   learner.learn(7, fits, m.limits);  // a job forgotten is a new one
   EXPECT_EQ(r.observations(0, 1), 2);
-  // Other types or another seed: started over.
-  EXPECT_EQ(learner.ratios(types, {{"h100", 3}}).observations(0, 1), 0);
+  // Another seed: the observations are kept, the prior is the new seed's.
+  const TypeRatios& r3 = learner.ratios(types, {{"h100", 3}});
+  EXPECT_EQ(r3.observations(0, 1), 2);
+  EXPECT_NEAR(r3.grad_time_ratio(0, 1), std::cbrt(1.0 / 3 * 0.25 * 0.25), 1e-9);
+  learner.learn(7, fits, m.limits);  // still seen
+  EXPECT_EQ(r3.observations(0, 1), 2);
+  // A type added: the pair between the types still present is kept, at
+  // its new indices; a type gone takes its pairs with it.
+  const TypeRatios& r4 = learner.ratios({"a100", "b200", "h100"}, {{"h100", 2}});
+  EXPECT_EQ(r4.observations(0, 2), 2);
+  EXPECT_EQ(r4.observations(0, 1) + r4.observations(1, 2), 0);
+  learner.learn(7, fits_by_type(m, {"a100", "b200", "h100"}, -1), m.limits);  // still seen, at (0, 2)
+  EXPECT_EQ(r4.observations(0, 2), 2);
+  EXPECT_EQ(learner.ratios({"a100", "b200"}, {}).observations(0, 1), 0);
 }
 
 TEST(GpuTypes, TheAdministratorSeedsTheSpeedsInSchedulerParameters) {

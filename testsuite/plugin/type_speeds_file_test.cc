@@ -84,17 +84,41 @@ TEST(TypeSpeedsFile, ARestoredLearnerGivesTheSameRatios) {
   EXPECT_EQ(after.learnt().pairs, before.learnt().pairs);
 }
 
-// Other types or another seed than it was learnt on: started over, as
-// without the restart.
-TEST(TypeSpeedsFile, AStateOfOtherTypesOrSeedIsDropped) {
+// Another seed than it was learnt under: taken up whole (an observation is
+// a ratio between two named types, not of the seed). Other types: the
+// pairs of types still present taken up at their new indices, the rest
+// dropped; none left: started over, as without the restart.
+TEST(TypeSpeedsFile, AStateIsTakenUpByTypeNameWhateverTheSeed) {
   const LearntTypeSpeeds l = learner_with_two_jobs().learnt();
-  for (const auto& [types, speeds] : {std::pair{std::vector<std::string>{"a100", "h100"}, kSpeeds},
-                                      std::pair{kTypes, GpuTypeSpeeds{{"h100", 2}}}}) {
+  const JobModel m = *model_from_hint(pollux::test::full_hint());
+  {
     TypeSpeedLearner after;
     after.restore(l);
-    const TypeRatios& r = after.ratios(types, speeds);
+    const TypeRatios& r = after.ratios(kTypes, GpuTypeSpeeds{{"h100", 2}});
+    EXPECT_EQ(after.take_restored(), true);
+    EXPECT_EQ(r.observations(1, 2), 1);
+    EXPECT_EQ(r.observations(0, 2), 1);
+    EXPECT_EQ(r.log_ratio_sum(1, 2), l.pairs[1].log_sum);
+    EXPECT_EQ(after.learnt().seen, l.seen);
+    EXPECT_EQ(after.learnt().seed, (std::vector<double>{1, 1, 2}));
+    after.learn(7, {std::nullopt, m.perf, m.perf}, m.limits);  // already seen
+    EXPECT_EQ(r.observations(1, 2), 1);
+  }
+  {
+    TypeSpeedLearner after;
+    after.restore(l);
+    const TypeRatios& r = after.ratios({"a100", "h100"}, kSpeeds);
+    EXPECT_EQ(after.take_restored(), true);
+    EXPECT_EQ(r.observations(0, 1), 1);  // job 7's; job 9's was with untyped GPUs
+    EXPECT_EQ(after.learnt().seen, (std::vector<LearntTypeSpeeds::Seen>{{7, 0, 1}}));
+  }
+  {
+    TypeSpeedLearner after;
+    after.restore(l);
+    const TypeRatios& r = after.ratios({"a100", "b200"}, kSpeeds);
     EXPECT_EQ(after.take_restored(), false);
-    EXPECT_EQ(r.observations(0, 1) + r.observations(1, 2) + r.observations(0, 2), 0);
+    EXPECT_EQ(r.observations(0, 1), 0);
+    EXPECT_TRUE(after.learnt().seen.empty());
     EXPECT_TRUE(after.take_changed());  // the fresh state replaces the file
   }
 }
