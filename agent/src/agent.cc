@@ -150,6 +150,7 @@ struct Agent::Impl {
   ProfileTable profile{kHintMaxSamples};  // of this run's GPU type
   std::string gpu_type;                    // reported_gpu_type(): the hint's gpu_type
   std::vector<HintTypePerf> type_perf;     // the job's fits on the other types it ran on
+  std::vector<agent_detail::TypeProfile> type_profiles;  // and their profiles (checkpointed, not hinted)
   std::string spool_dir;  // "" = no hints
   CheckpointStore store;
   std::unique_ptr<Adapter> adapter;  // rank 0
@@ -416,6 +417,7 @@ struct Agent::Impl {
     if (adapter) s.perf = adapter->perf();
     s.profile = profile.entries();
     s.type_perf = type_perf;
+    s.type_profiles = type_profiles;
     const std::string err = write_file_atomic(dir + "/" + agent_detail::kAgentStateFile,
                                               agent_detail::emit_agent_state(s));
     if (!err.empty()) throw std::runtime_error(err);
@@ -558,10 +560,13 @@ struct Agent::Impl {
     if (agent_detail::switch_gpu_type(s, gpu_type) && rank == 0 && opt.verbose >= 1)
       log(rank, "the checkpoint was taken on GPU type %s, this run is on %s: %s, the fit on %s kept",
           ran_on.c_str(), gpu_type.empty() ? "an unknown type" : gpu_type.c_str(),
-          s.perf ? "this type's earlier fit resumes with a new profile" : "a new profile and fit for this type",
+          s.perf ? (s.profile.empty() ? "this type's earlier fit resumes with a new profile"
+                                      : "this type's earlier fit and profile resume")
+                 : "a new profile and fit for this type",
           ran_on.c_str());
     profile.assign(s.profile);
     type_perf = s.type_perf;
+    type_profiles = s.type_profiles;
     if (s.job_id != env.job_id && rank == 0)
       log(rank, "the checkpoint in %s is of job %u, this is job %u", dir.c_str(), s.job_id, env.job_id);
     backend->reset();

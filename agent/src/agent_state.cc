@@ -87,10 +87,39 @@ bool switch_gpu_type(AgentState& s, const std::string& gpu_type) {
     fits.erase(mine);
   }
   if (fits.size() > kHintMaxTypes) fits.erase(fits.begin(), fits.end() - kHintMaxTypes);
+  auto& profiles = s.type_profiles;
+  const auto profile_of = [&](const std::string& name) {
+    return std::find_if(profiles.begin(), profiles.end(), [&](const TypeProfile& tp) { return tp.gpu_type == name; });
+  };
+  if (auto old = profile_of(s.gpu_type); old != profiles.end()) profiles.erase(old);
+  if (!s.profile.empty()) profiles.push_back(TypeProfile{s.gpu_type, std::move(s.profile)});
   s.profile.clear();
+  if (auto mine = profile_of(gpu_type); mine != profiles.end()) {
+    s.profile = std::move(mine->profile);
+    profiles.erase(mine);
+  }
+  if (profiles.size() > kHintMaxTypes) profiles.erase(profiles.begin(), profiles.end() - kHintMaxTypes);
   s.gpu_type = gpu_type;
   return true;
 }
+
+namespace {
+
+void emit_profile(yaml::Emitter& e, FieldWriter& w, const std::vector<ProfileEntry>& profile) {
+  e.begin_seq();
+  for (const ProfileEntry& p : profile) {
+    e.begin_map(true);
+    entry_fields(w, p);
+    e.plain("grad_times");
+    emit_times(e, p.grad_times);
+    e.plain("step_times");
+    emit_times(e, p.step_times);
+    e.end_map();
+  }
+  e.end_seq();
+}
+
+}  // namespace
 
 std::string emit_agent_state(const AgentState& s) {
   yaml::Emitter e;
@@ -107,18 +136,20 @@ std::string emit_agent_state(const AgentState& s) {
   if (!s.gpu_type.empty()) emit_gpu_type(e, "gpu_type", s.gpu_type);
   if (s.perf) e.plain("perf"), emit(e, *s.perf);
   e.plain("profile");
-  e.begin_seq();
-  for (const ProfileEntry& p : s.profile) {
-    e.begin_map(true);
-    entry_fields(w, p);
-    e.plain("grad_times");
-    emit_times(e, p.grad_times);
-    e.plain("step_times");
-    emit_times(e, p.step_times);
-    e.end_map();
-  }
-  e.end_seq();
+  emit_profile(e, w, s.profile);
   emit_type_perf(e, "type_perf", s.type_perf);
+  if (!s.type_profiles.empty()) {
+    e.plain("type_profiles");
+    e.begin_seq();
+    for (const TypeProfile& tp : s.type_profiles) {
+      e.begin_map();
+      emit_gpu_type(e, "gpu_type", tp.gpu_type);
+      e.plain("profile");
+      emit_profile(e, w, tp.profile);
+      e.end_map();
+    }
+    e.end_seq();
+  }
   e.end_map();
   return e.finish();
 }
@@ -161,6 +192,21 @@ AgentState parse_agent_state(std::string_view text) {
   if (r.has("perf")) s.perf = r.sub("perf", read_perf);
   s.profile = r.each("profile", kHintMaxSamples, read_entry);
   s.type_perf = read_type_perf(r, "type_perf", s.gpu_type);
+  if (r.has("type_profiles")) {
+    s.type_profiles = r.each("type_profiles", kHintMaxTypes, [](yaml::MapReader& item) {
+      TypeProfile tp;
+      tp.gpu_type = read_gpu_type(item, "gpu_type");
+      tp.profile = item.each("profile", kHintMaxSamples, read_entry);
+      return tp;
+    });
+    for (std::size_t i = 0; i < s.type_profiles.size() && r.ok(); ++i) {
+      const std::string name = "type_profiles[" + std::to_string(i) + "].gpu_type";
+      if (s.type_profiles[i].gpu_type == s.gpu_type) r.fail(name, "'" + s.gpu_type + "' is the current gpu_type");
+      for (std::size_t j = 0; j < i && r.ok(); ++j)
+        if (s.type_profiles[j].gpu_type == s.type_profiles[i].gpu_type)
+          r.fail(name, "'" + s.type_profiles[i].gpu_type + "' repeats an earlier item");
+    }
+  }
   if (!r.finish()) throw std::runtime_error(r.error());
   return s;
 }

@@ -150,16 +150,68 @@ TEST(SwitchGpuType, AnotherTypeKeepsTheFitAndStartsItsOwnProfile) {
   EXPECT_NO_THROW(parse_agent_state(emit_agent_state(s)));
 }
 
+// A return to a type resumes its profile samples with its fit: they were
+// measured on that type and stay valid there.
+TEST(SwitchGpuType, AReturnToATypeResumesItsProfile) {
+  AgentState s = typed_state();
+  const std::vector<ProfileEntry> h100 = s.profile;
+  EXPECT_TRUE(switch_gpu_type(s, "l40s"));
+  EXPECT_TRUE(s.profile.empty());
+  ASSERT_EQ(s.type_profiles.size(), 1u);
+  EXPECT_EQ(s.type_profiles[0].gpu_type, "h100");
+  ProfileEntry e;
+  e.nodes = 1;
+  e.replicas = 2;
+  e.atomic_batch = 64;
+  e.add(0.05, 0.06);
+  s.profile = {e};
+  s.perf = PerfParams{};
+  // The checkpoint on the L40S, read back: both profiles survive it.
+  AgentState r = parse_agent_state(emit_agent_state(s));
+  EXPECT_EQ(emit_agent_state(r), emit_agent_state(s));
+  ASSERT_EQ(r.type_profiles.size(), 1u);
+  EXPECT_EQ(r.type_profiles[0].profile[0].step_times, h100[0].step_times);
+  EXPECT_TRUE(switch_gpu_type(r, "h100"));
+  ASSERT_EQ(r.profile.size(), 1u);
+  EXPECT_EQ(r.profile[0].replicas, h100[0].replicas);
+  EXPECT_EQ(r.profile[0].steps, h100[0].steps);
+  EXPECT_EQ(r.profile[0].step_times, h100[0].step_times);
+  ASSERT_EQ(r.type_profiles.size(), 1u);
+  EXPECT_EQ(r.type_profiles[0].gpu_type, "l40s");
+  EXPECT_EQ(r.type_profiles[0].profile[0].replicas, 2);
+  // The file refuses a profile of the current type or one named twice.
+  const std::string text = emit_agent_state(r);
+  for (const auto& [from, to, reason] :
+       {std::tuple{"- gpu_type: l40s\n  profile", "- gpu_type: h100\n  profile", "type_profiles[0].gpu_type: 'h100' is the current"},
+        std::tuple{"type_profiles:\n", "type_profiles:\n- gpu_type: l40s\n  profile: []\n", "type_profiles[1].gpu_type: 'l40s' repeats"}}) {
+    std::string t = text;
+    const auto pos = t.find(from);
+    ASSERT_NE(pos, std::string::npos) << from << "\n" << text;
+    t.replace(pos, std::string(from).size(), to);
+    try {
+      parse_agent_state(t);
+      ADD_FAILURE() << "accepted: " << t;
+    } catch (const std::runtime_error& err) {
+      EXPECT_NE(std::string(err.what()).find(reason), std::string::npos) << err.what();
+    }
+  }
+}
+
 TEST(SwitchGpuType, KeepsAtMostTheHintsNumberOfTypes) {
   AgentState s = sample_state();
   s.gpu_type = "t0";
   for (int i = 1; i <= static_cast<int>(kHintMaxTypes) + 2; ++i) {
     EXPECT_TRUE(switch_gpu_type(s, "t" + std::to_string(i)));
     s.perf = PerfParams{};  // each run fits its type
+    s.profile = sample_state().profile;  // and profiles it
   }
   ASSERT_EQ(s.type_perf.size(), kHintMaxTypes);
   EXPECT_EQ(s.type_perf.front().gpu_type, "t2");  // the oldest went first
   EXPECT_EQ(s.type_perf.back().gpu_type, "t17");
+  ASSERT_EQ(s.type_profiles.size(), kHintMaxTypes);
+  EXPECT_EQ(s.type_profiles.front().gpu_type, "t2");
+  EXPECT_EQ(s.type_profiles.back().gpu_type, "t17");
+  EXPECT_NO_THROW(parse_agent_state(emit_agent_state(s)));
 }
 
 }  // namespace

@@ -888,7 +888,7 @@ TEST(LocalAgent, TheHintCarriesWhatARestartCostsAfterTheFirstStep) {
 // runs, as the local cluster's --gpu-types sets it): each run reports its
 // type and profiles it afresh, and the fit of each type it left travels in
 // the checkpoint into the hint's type_perf, and back when the job returns.
-TEST(LocalAgent, ARestartOnAnotherGpuTypeKeepsEachTypesFit) {
+TEST(LocalAgent, ARestartOnAnotherGpuTypeKeepsEachTypesFitAndSamples) {
   TempDir dir;
   SlurmJob job("9010");
   AgentOptions o = options(dir);
@@ -947,11 +947,16 @@ TEST(LocalAgent, ARestartOnAnotherGpuTypeKeepsEachTypesFit) {
   ASSERT_TRUE(on_h100.perf) << "no fit on the second type";
   EXPECT_EQ(on_h100.type_perf.size(), 1u);
 
-  run_on("NVIDIA A100-SXM4-80GB", 2, [&](const Hint& h) {  // back: the A100's fit resumes
+  EXPECT_EQ(on_h100.type_profiles.size(), 1u);
+  run_on("NVIDIA A100-SXM4-80GB", 2, [&](const Hint& h) {  // back: the A100's fit and samples resume
     EXPECT_EQ(h.gpu_type, "nvidia_a100-sxm4-80gb");
-    ASSERT_TRUE(h.perf);
-    EXPECT_EQ(h.perf->to_array(), on_a100.perf->to_array());
-    EXPECT_TRUE(h.profile.empty());
+    ASSERT_TRUE(h.perf);  // refitted at once from the A100's own samples
+    ASSERT_EQ(h.profile.size(), on_a100.profile.size()) << "the A100's samples not resumed";
+    for (std::size_t i = 0; i < h.profile.size(); ++i) {
+      EXPECT_EQ(h.profile[i].atomic_batch, on_a100.profile[i].atomic_batch);
+      EXPECT_EQ(h.profile[i].replicas, on_a100.profile[i].replicas);
+      EXPECT_EQ(h.profile[i].step_time, on_a100.profile[i].sample().step_time);
+    }
     ASSERT_EQ(h.type_perf.size(), 1u);
     EXPECT_EQ(h.type_perf[0].gpu_type, "h100");
     EXPECT_EQ(h.type_perf[0].perf.to_array(), on_h100.perf->to_array());
