@@ -126,25 +126,26 @@ void AgentOptions::validate() const {
 }
 
 namespace {
-// gpu_type's variable, when `member` is gpu_type and `to` still empty.
-template <typename T>
-void gpu_type_variable(const AgentOptions&, const T&, const char*, std::string&) {}
-void gpu_type_variable(const AgentOptions& o, const std::string& member, const char* env, std::string& to) {
-  if (&member == &o.gpu_type && to.empty()) read_text(env, to, 0, 0);
+// The environment variable of the option stored at `member` of `o`, as the
+// options list names it ("": the option has none).
+const char* variable_of(const AgentOptions& o, const void* member) {
+#define POLLUX_VARIABLE_OF(type, name, m, env, read, lo, hi) \
+  if (static_cast<const void*>(&o.m) == member) return env;
+  POLLUX_AGENT_OPTIONS_FIELDS(POLLUX_VARIABLE_OF)
+#undef POLLUX_VARIABLE_OF
+  return "";
 }
 }  // namespace
 
 std::string reported_gpu_type(const AgentOptions& o) {
   // The C API leaves a text option that it read from the environment NULL
-  // (its strings are the caller's): the variable is read again here, named
-  // by the list.
+  // (its strings are the caller's): the variable is read again here.
   std::string given = o.gpu_type;
-#define POLLUX_GPU_TYPE_VAR(type, name, member, env, read, lo, hi) gpu_type_variable(o, o.member, env, given);
-  POLLUX_AGENT_OPTIONS_FIELDS(POLLUX_GPU_TYPE_VAR)
-#undef POLLUX_GPU_TYPE_VAR
+  const std::string env = variable_of(o, &o.gpu_type);
+  if (given.empty() && !env.empty()) read_text(env.c_str(), given, 0, 0);
   if (given.empty()) return normalize_gpu_type(o.device_name);
   std::string name = normalize_gpu_type(given);
-  if (name.empty()) bad("gpu_type (POLLUX_GPU_TYPE)", given.c_str(), "no letter or digit to name a GPU type");
+  if (name.empty()) bad(("gpu_type (" + env + ")").c_str(), given.c_str(), "no letter or digit to name a GPU type");
   return name;
 }
 
