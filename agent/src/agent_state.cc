@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cfloat>
 #include <charconv>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "pollux/hint_fields.h"
 #include "pollux/yaml_doc.h"
@@ -68,37 +70,41 @@ const auto entry_fields = [](auto& f, auto& p) {
 
 }  // namespace
 
+namespace {
+
+// `others` holds what a job has on the types it left, one item (gpu_type,
+// value) a type. Puts `leaving` (measured on `from`) in, replacing an older
+// one of `from`, takes out and returns `to`'s, if any, and keeps the
+// kHintMaxTypes newest.
+template <typename Item, typename Value>
+std::optional<Value> exchange_by_type(std::vector<Item>& others, Value Item::*value, std::optional<Value> leaving,
+                                      const std::string& from, const std::string& to) {
+  const auto of = [&](const std::string& name) {
+    return std::find_if(others.begin(), others.end(), [&](const Item& item) { return item.gpu_type == name; });
+  };
+  if (auto old = of(from); old != others.end()) others.erase(old);
+  if (leaving) others.push_back(Item{from, std::move(*leaving)});
+  std::optional<Value> arriving;
+  if (auto mine = of(to); mine != others.end()) {
+    arriving = std::move((*mine).*value);
+    others.erase(mine);
+  }
+  if (others.size() > kHintMaxTypes) others.erase(others.begin(), others.end() - kHintMaxTypes);
+  return arriving;
+}
+
+}  // namespace
+
 bool switch_gpu_type(AgentState& s, const std::string& gpu_type) {
   if (s.gpu_type == gpu_type || s.gpu_type.empty()) {
     s.gpu_type = gpu_type;
     return false;
   }
-  auto& fits = s.type_perf;
-  const auto of = [&](const std::string& name) {
-    return std::find_if(fits.begin(), fits.end(), [&](const HintTypePerf& tp) { return tp.gpu_type == name; });
-  };
-  if (s.perf) {
-    if (auto old = of(s.gpu_type); old != fits.end()) fits.erase(old);
-    fits.push_back(HintTypePerf{s.gpu_type, *s.perf});
-  }
-  s.perf.reset();
-  if (auto mine = of(gpu_type); mine != fits.end()) {
-    s.perf = mine->perf;
-    fits.erase(mine);
-  }
-  if (fits.size() > kHintMaxTypes) fits.erase(fits.begin(), fits.end() - kHintMaxTypes);
-  auto& profiles = s.type_profiles;
-  const auto profile_of = [&](const std::string& name) {
-    return std::find_if(profiles.begin(), profiles.end(), [&](const TypeProfile& tp) { return tp.gpu_type == name; });
-  };
-  if (auto old = profile_of(s.gpu_type); old != profiles.end()) profiles.erase(old);
-  if (!s.profile.empty()) profiles.push_back(TypeProfile{s.gpu_type, std::move(s.profile)});
-  s.profile.clear();
-  if (auto mine = profile_of(gpu_type); mine != profiles.end()) {
-    s.profile = std::move(mine->profile);
-    profiles.erase(mine);
-  }
-  if (profiles.size() > kHintMaxTypes) profiles.erase(profiles.begin(), profiles.end() - kHintMaxTypes);
+  s.perf = exchange_by_type(s.type_perf, &HintTypePerf::perf, std::move(s.perf), s.gpu_type, gpu_type);
+  std::optional<std::vector<ProfileEntry>> leaving;
+  if (!s.profile.empty()) leaving = std::move(s.profile);
+  s.profile = exchange_by_type(s.type_profiles, &TypeProfile::profile, std::move(leaving), s.gpu_type, gpu_type)
+                  .value_or(std::vector<ProfileEntry>{});
   s.gpu_type = gpu_type;
   return true;
 }
@@ -199,13 +205,7 @@ AgentState parse_agent_state(std::string_view text) {
       tp.profile = item.each("profile", kHintMaxSamples, read_entry);
       return tp;
     });
-    for (std::size_t i = 0; i < s.type_profiles.size() && r.ok(); ++i) {
-      const std::string name = "type_profiles[" + std::to_string(i) + "].gpu_type";
-      if (s.type_profiles[i].gpu_type == s.gpu_type) r.fail(name, "'" + s.gpu_type + "' is the current gpu_type");
-      for (std::size_t j = 0; j < i && r.ok(); ++j)
-        if (s.type_profiles[j].gpu_type == s.type_profiles[i].gpu_type)
-          r.fail(name, "'" + s.type_profiles[i].gpu_type + "' repeats an earlier item");
-    }
+    check_other_types(r, "type_profiles", s.type_profiles, s.gpu_type);
   }
   if (!r.finish()) throw std::runtime_error(r.error());
   return s;

@@ -134,12 +134,7 @@ std::vector<HintTypePerf> read_type_perf(yaml::MapReader& r, std::string_view ke
     tp.perf = item.sub("perf", read_perf);
     return tp;
   });
-  for (std::size_t i = 0; i < fits.size() && r.ok(); ++i) {
-    const std::string name = std::string(key) + "[" + std::to_string(i) + "].gpu_type";
-    if (fits[i].gpu_type == current) r.fail(name, "'" + current + "' is the current gpu_type");
-    for (std::size_t j = 0; j < i && r.ok(); ++j)
-      if (fits[j].gpu_type == fits[i].gpu_type) r.fail(name, "'" + fits[i].gpu_type + "' repeats an earlier item");
-  }
+  check_other_types(r, key, fits, current);
   return fits;
 }
 

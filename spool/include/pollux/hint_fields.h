@@ -158,6 +158,21 @@ std::string read_gpu_type(yaml::MapReader& r, std::string_view key);
 /// (the record's own gpu_type).
 std::vector<HintTypePerf> read_type_perf(yaml::MapReader& r, std::string_view key, const std::string& current);
 
+/// Refuses in `r` the first item of `items` (read under `key`; each has a
+/// gpu_type) that names `current`, the record's own type, or repeats an
+/// earlier item's: "<key>[i].gpu_type: ...". The rule of every list of
+/// what a job has on its *other* types.
+template <typename Item>
+void check_other_types(yaml::MapReader& r, std::string_view key, const std::vector<Item>& items,
+                       const std::string& current) {
+  for (std::size_t i = 0; i < items.size() && r.ok(); ++i) {
+    const std::string name = std::string(key) + "[" + std::to_string(i) + "].gpu_type";
+    if (items[i].gpu_type == current) r.fail(name, "'" + current + "' is the current gpu_type");
+    for (std::size_t j = 0; j < i && r.ok(); ++j)
+      if (items[j].gpu_type == items[i].gpu_type) r.fail(name, "'" + items[i].gpu_type + "' repeats an earlier item");
+  }
+}
+
 }  // namespace pollux::hint_fields
 
 #endif  // POLLUX_HINT_FIELDS_H
