@@ -146,19 +146,18 @@ bool TypeSpeedLearner::carry(const LearntTypeSpeeds& from) {
     const auto it = std::lower_bound(types_.begin(), types_.end(), from.types[i]);
     if (it != types_.end() && *it == from.types[i]) to[i] = static_cast<int>(it - types_.begin());
   }
+  // Both type lists are sorted (learnt() and the file's parser promise
+  // it), so a pair a < b keeps its order; one that does not is dropped.
   const auto remap = [&](int a, int b) -> std::optional<std::pair<int, int>> {
     if (a < 0 || b < 0 || static_cast<std::size_t>(a) >= to.size() || static_cast<std::size_t>(b) >= to.size() ||
-        to[a] < 0 || to[b] < 0 || a == b)
+        to[a] < 0 || to[b] <= to[a])
       return std::nullopt;
-    return std::pair{std::min(to[a], to[b]), std::max(to[a], to[b])};
+    return std::pair{to[a], to[b]};
   };
   bool any = false;
   for (const LearntTypeSpeeds::Pair& p : from.pairs)
     if (const auto m = remap(p.a, p.b)) {
-      // Both lists are sorted, so the order holds; a state whose is not
-      // (not one learnt() gives) has its ratio turned over.
-      const double sum = to[p.a] < to[p.b] ? p.log_sum : -p.log_sum;
-      ratios_->add_observations(m->first, m->second, p.count, sum);
+      ratios_->add_observations(m->first, m->second, p.count, p.log_sum);
       any = any || ratios_->observations(m->first, m->second) > 0;  // a bad count or sum is ignored
     }
   const std::size_t n = types_.size();
