@@ -9,6 +9,7 @@
 // doc/benchmarks.md ("sched/pollux's round outside the policy").
 #include <benchmark/benchmark.h>
 
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,7 @@ void PlanRoundOutsideThePolicy(benchmark::State& state) {
     JobInput in;
     in.model = model;
     in.max_profiled_replicas = 4;
-    in.resize_signal = 10;  // SIGUSR1
+    in.resize_signal = SIGUSR1;
     in.hint_restarts = 0;
     inputs.push_back(in);
   }
