@@ -315,7 +315,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
           break;
         case Kind::kSia:
           infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.restart_delay, false,
-                                          0, hetero.typed ? hetero.ratios.get() : nullptr));
+                                          0, hetero.typed ? hetero.ratios.get() : nullptr, false));
           sia_bootstrap(infos.back(), jobs[i]);
           break;
         case Kind::kTiresias: infos.push_back(tiresias_job_info(jobs[i], w, i, now)); break;

@@ -28,7 +28,8 @@ int capped(const Application& app, int replicas) {
 }  // namespace
 
 JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now, int held,
-                        double restart_delay, bool arrivals_round, int min_nodes, const TypeRatios* ratios) {
+                        double restart_delay, bool arrivals_round, int min_nodes, const TypeRatios* ratios,
+                        bool weigh_run) {
   const Application& app = job.app();
   ElasticJobState s;
   s.id = id;
@@ -36,6 +37,7 @@ JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, dou
   s.now = now;
   s.restarts = job.restarts();
   s.restart_cost = job.restart_cost();
+  if (weigh_run && held > 0 && job.restarts() > 0) s.run_start = job.run_start();
   s.attained_service = job.attained_service();
   if (ratios != nullptr)
     s.speedup_by_type = job.typed_speedups(*ratios);

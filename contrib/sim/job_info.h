@@ -26,10 +26,12 @@ inline constexpr int kMaxJobReplicas = 64;
 /// restarts, service, and D (JobInfo::restart_delay) = the larger of the
 /// job's own restart cost (SimJob::restart_cost, 0 before it ran) and
 /// `restart_delay` (job_restart_delay); in an arrivals round at least
-/// D x (restarts + 1) old.
+/// D x (restarts + 1) old. With `weigh_run` (sched/pollux's rule), a job
+/// that holds GPUs since a restart has that run's start (SimJob::run_start)
+/// as its run_start; the Sia-like policy, as Sia, weighs the whole life.
 JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now, int held,
                         double restart_delay, bool arrivals_round, int min_nodes,
-                        const TypeRatios* ratios = nullptr);
+                        const TypeRatios* ratios = nullptr, bool weigh_run = true);
 
 /// Tiresias: the user's GPU count (requested_gpus = max_replicas), no model.
 JobInfo tiresias_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now);

@@ -85,6 +85,7 @@ void SimJob::reallocate(const std::vector<int>& placement, double restart_delay,
   update_local_bsz();
   rescale_time_ = restart_delay;
   restart_cost_ = restart_delay;
+  run_start_ = current_time_;
   restarts_ = restarts_ < 0 ? 0 : restarts_ + 1;
 }
 

@@ -79,6 +79,9 @@ class SimJob {
   /// Seconds the last re-allocation that placed the job stalled it (what
   /// its agent measures and reports); 0 before it first ran.
   double restart_cost() const noexcept { return restart_cost_; }
+  /// When the re-allocation that placed the job on its current placement
+  /// began (sched/pollux's job start time); 0 while it holds nothing.
+  double run_start() const noexcept { return placement_.empty() ? 0.0 : run_start_; }
   double attained_service() const noexcept { return attained_service_; }
   int gpus() const noexcept;
   long long fixed_batch() const noexcept { return fixed_batch_; }
@@ -123,6 +126,7 @@ class SimJob {
   double attained_service_ = 0;
   int restarts_ = -1;  // -1: never started
   double restart_cost_ = 0;
+  double run_start_ = 0;
   std::optional<double> completion_time_;
 
   struct Slot {  // the profile and fit of one GPU type

@@ -139,6 +139,30 @@ TEST(SimJob, PolluxIsToldTheStallOfTheJobsLastRestart) {
   EXPECT_EQ(pollux_job_info(job, w, 1, 500, 2, 30, false, 0).restart_delay, 30);
 }
 
+// sched/pollux's rule (describe_elastic_job's run_start): a restart's
+// cost weighs on the run it began, so a decision is not reversed within D
+// seconds of the restart it caused, however old the job.
+TEST(SimJob, PolluxWeighsARestartOnTheRunItBegan) {
+  StepTimeCache cache(catalog().get("imagenet"));
+  SimJob job("i", 0, cache, 0);
+  const WorkloadJob w{"i", 0, "imagenet", 4, 0};
+  job.reallocate({4}, 30);
+  job.step(3000, 0.0);
+  const JobInfo first = pollux_job_info(job, w, 1, 3000, 4, 30, false, 0);
+  EXPECT_EQ(first.age, 3000) << "no restart yet: the whole life";
+  EXPECT_EQ(first.restarts, 0);
+  job.reallocate({4, 4}, 30);
+  EXPECT_EQ(job.run_start(), 3000);
+  job.step(40, 0.0);
+  ASSERT_FALSE(job.complete());
+  const JobInfo after = pollux_job_info(job, w, 1, 3040, 8, 30, false, 0);
+  EXPECT_EQ(after.age, 40) << "the run the restart began, 40 s ago";
+  EXPECT_EQ(after.restarts, 1);
+  EXPECT_LT(restart_factor(after.age, after.restarts, 30), 0.2);
+  job.reallocate({}, 30);  // preempted: nothing runs, so nothing of a run
+  EXPECT_EQ(job.run_start(), 0);
+}
+
 TEST(SimJob, TheAgentProfilesFitsAndAdaptsTheBatch) {
   const Application& app = catalog().get("cifar10");
   StepTimeCache cache(app);
