@@ -108,7 +108,7 @@ void write_run(const std::string& dir, const std::string& program, const SimOpti
   gp << "set terminal pngcairo size 1400,900 font 'sans,10'\n"
      << "set output " << q(dir + "/" + base + "-gpus.png") << "\n"
      << "set multiplot title '" << o.policy << ", " << safe(r.workload) << ": GPUs allocated per job over time ("
-     << o.nodes << " nodes x " << o.gpus_per_node << " GPUs)'\n"
+     << cluster_size(o) << ")'\n"
      << "set lmargin at screen 0.07\nset rmargin at screen 0.90\n"
      << "set tmargin at screen 0.94\nset bmargin at screen 0.36\n"
      << "set xrange [0:" << (r.times.empty() ? 1.0 : r.times.back() / 3600.0) << "]\n"

@@ -43,6 +43,9 @@ std::string json_number(double v) {
 
 const char* search_name(SearchKind k) { return k == SearchKind::kGenetic ? "genetic" : "local"; }
 
+// A type's node size: its own, or the cluster's --gpus-per-node.
+int node_gpus(const GpuType& g, const SimOptions& o) { return g.gpus_per_node > 0 ? g.gpus_per_node : o.gpus_per_node; }
+
 }  // namespace
 
 double mean_avg_jct(const std::vector<RunResult>& runs) {
@@ -52,17 +55,22 @@ double mean_avg_jct(const std::vector<RunResult>& runs) {
   return sum / static_cast<double>(runs.size());
 }
 
+int total_gpus(const SimOptions& o) {
+  if (o.gpu_types.empty()) return o.nodes * o.gpus_per_node;
+  int gpus = 0;
+  for (const GpuType& g : o.gpu_types) gpus += g.nodes * node_gpus(g, o);
+  return gpus;
+}
+
+std::string cluster_size(const SimOptions& o) {
+  // Node sizes may differ by GPU type: then the totals (the types apart).
+  return o.gpu_types.empty() ? std::to_string(o.nodes) + " nodes x " + std::to_string(o.gpus_per_node) + " GPUs"
+                             : std::to_string(o.nodes) + " nodes, " + std::to_string(total_gpus(o)) + " GPUs";
+}
+
 void print_table(std::ostream& out, const SimOptions& o, const std::vector<RunResult>& runs) {
   char line[256];
-  // Node sizes may differ by GPU type: then the totals, the types below.
-  int gpus = o.nodes * o.gpus_per_node;
-  if (!o.gpu_types.empty()) {
-    gpus = 0;
-    for (const GpuType& g : o.gpu_types) gpus += g.nodes * (g.gpus_per_node > 0 ? g.gpus_per_node : o.gpus_per_node);
-  }
-  const std::string size = o.gpu_types.empty()
-                               ? std::to_string(o.nodes) + " nodes x " + std::to_string(o.gpus_per_node) + " GPUs"
-                               : std::to_string(o.nodes) + " nodes, " + std::to_string(gpus) + " GPUs";
+  const std::string size = cluster_size(o);
   std::snprintf(line, sizeof line, "policy %s, %s, interval %g s, interference %g, p = %g\n", o.policy.c_str(),
                 size.c_str(), o.interval, o.interference, o.policy_options.fairness_p);
   out << line;
@@ -70,7 +78,7 @@ void print_table(std::ostream& out, const SimOptions& o, const std::vector<RunRe
     out << "GPU types:";
     for (const GpuType& g : o.gpu_types) {
       std::snprintf(line, sizeof line, "%s %s %d nodes x %d GPUs (speed %g%s%s)", &g == &o.gpu_types.front() ? "" : ",",
-                    g.name.c_str(), g.nodes, g.gpus_per_node > 0 ? g.gpus_per_node : o.gpus_per_node, g.speed,
+                    g.name.c_str(), g.nodes, node_gpus(g, o), g.speed,
                     g.apps != nullptr ? ", Sia's profile " : "", g.apps != nullptr ? g.profile.c_str() : "");
       out << line;
     }
@@ -99,7 +107,17 @@ std::string to_json(const SimOptions& o, const std::string& traces_dir, const st
     << ", \"seed\": " << p.seed << ", \"search\": " << json_string(search_name(p.search))
     << ", \"uniform_gpus\": " << (p.uniform_gpus_per_node ? "true" : "false")
     << ", \"interference_avoidance\": " << (p.interference_avoidance ? "true" : "false")
-    << ", \"traces\": " << json_string(traces_dir) << "},\n";
+    << ", \"traces\": " << json_string(traces_dir);
+  if (!o.gpu_types.empty()) {
+    j << ", \"gpus\": " << total_gpus(o) << ", \"type_aware\": " << (o.type_aware ? "true" : "false")
+      << ", \"gpu_types\": [";
+    for (const GpuType& g : o.gpu_types)
+      j << (&g == &o.gpu_types.front() ? "" : ", ") << "{\"name\": " << json_string(g.name)
+        << ", \"nodes\": " << g.nodes << ", \"gpus_per_node\": " << node_gpus(g, o)
+        << ", \"speed\": " << json_number(g.speed) << "}";
+    j << "]";
+  }
+  j << "},\n";
   j << "  \"workloads\": {";
   for (std::size_t w = 0; w < runs.size(); ++w) {
     const RunResult& r = runs[w];

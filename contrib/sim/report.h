@@ -12,6 +12,11 @@
 
 namespace pollux::sim {
 
+/// The cluster's GPUs, over its types' nodes when it has types.
+int total_gpus(const SimOptions& options);
+/// "N nodes x G GPUs", or "N nodes, T GPUs" when node sizes differ by type.
+std::string cluster_size(const SimOptions& options);
+
 /// Mean over the runs of their average JCT.
 double mean_avg_jct(const std::vector<RunResult>& runs);
 
@@ -19,7 +24,9 @@ double mean_avg_jct(const std::vector<RunResult>& runs);
 /// restarts per job), then the mean of the average JCTs.
 void print_table(std::ostream& out, const SimOptions& options, const std::vector<RunResult>& runs);
 
-/// The JSON summary: {"policy", "config", "workloads": {name: {"avg_jct",
+/// The JSON summary: {"policy", "config" (with GPU types: "gpus",
+/// "type_aware" and "gpu_types": [{"name", "nodes", "gpus_per_node",
+/// "speed"}]), "workloads": {name: {"avg_jct",
 /// "p99_jct", "makespan", "gpu_hours", "restarts_per_job", "jcts": {job:
 /// seconds}}}, "mean_avg_jct"}. Deterministic for a given run.
 std::string to_json(const SimOptions& options, const std::string& traces_dir, const std::vector<RunResult>& runs);

@@ -3,6 +3,8 @@
 // distributed jobs sharing a node, and the outputs add up.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "cluster_sim.h"
 #include "input_error.h"
 #include "report.h"
@@ -198,6 +200,36 @@ TEST(Report, JsonHasTheDocumentedShape) {
   EXPECT_NE(j.find("\"restarts\": {\"job \\\"1\\\"\": 0}"), std::string::npos) << j;
   EXPECT_NE(j.find("\"applications\": {\"job \\\"1\\\"\": \"cifar10\"}"), std::string::npos) << j;
   EXPECT_NE(j.find("\"mean_avg_jct\": 100"), std::string::npos) << j;
+}
+
+// A cluster of GPU types is described by its types, not by the one node
+// size --gpus-per-node gives (Sia's setup: 4-GPU T4 nodes, 8-GPU others).
+TEST(Report, ATypedClusterIsDescribedByItsTypes) {
+  RunResult r;
+  r.workload = "w";
+  SimOptions o;
+  o.nodes = 3;
+  o.gpus_per_node = 4;
+  o.gpu_types.resize(2);
+  o.gpu_types[0].name = "t4";
+  o.gpu_types[0].nodes = 2;
+  o.gpu_types[1].name = "a100";
+  o.gpu_types[1].nodes = 1;
+  o.gpu_types[1].gpus_per_node = 8;
+  o.gpu_types[1].speed = 3;
+  o.type_aware = true;
+  EXPECT_EQ(total_gpus(o), 16);
+  EXPECT_EQ(cluster_size(o), "3 nodes, 16 GPUs");
+  const std::string j = to_json(o, "/t", {r});
+  EXPECT_NE(j.find("\"gpus\": 16, \"type_aware\": true, \"gpu_types\": [{\"name\": \"t4\", \"nodes\": 2, "
+                   "\"gpus_per_node\": 4, \"speed\": 1}, {\"name\": \"a100\", \"nodes\": 1, \"gpus_per_node\": 8, "
+                   "\"speed\": 3}]"),
+            std::string::npos)
+      << j;
+  std::ostringstream table;
+  print_table(table, o, {r});
+  EXPECT_NE(table.str().find("3 nodes, 16 GPUs"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("a100 1 nodes x 8 GPUs"), std::string::npos) << table.str();
 }
 
 }  // namespace
