@@ -65,9 +65,15 @@ def _address_of(host):
 
 
 def _port(job_id, restart):
-    """A port that differs between jobs and between the runs of one job."""
+    """A port that differs between jobs and between the runs of one job.
+
+    Above Linux's default ephemeral range (32768-60999): a port in it can
+    be held, at any moment, by some outgoing connection on rank 0's node,
+    and rank 0's bind then fails with EADDRINUSE (a CI run saw it). The
+    range is fixed, not read from /proc, so that every node computes the
+    same port; MASTER_PORT overrides it where a site moved that range."""
     key = f"{job_id}/{restart}/{os.environ.get('SLURM_WORKING_CLUSTER', '')}".encode()
-    return 20000 + int.from_bytes(hashlib.sha1(key).digest()[:4], "little") % 30000
+    return 61000 + int.from_bytes(hashlib.sha1(key).digest()[:4], "little") % 4536
 
 
 class Environment:
