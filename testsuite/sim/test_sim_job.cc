@@ -159,6 +159,8 @@ TEST(SimJob, PolluxWeighsARestartOnTheRunItBegan) {
   EXPECT_EQ(after.age, 40) << "the run the restart began, 40 s ago";
   EXPECT_EQ(after.restarts, 1);
   EXPECT_LT(restart_factor(after.age, after.restarts, 30), 0.2);
+  const JobInfo sia = pollux_job_info(job, w, 1, 3040, 8, 30, false, 0, nullptr, false);
+  EXPECT_EQ(sia.age, 3040) << "the Sia-like policy weighs the whole life, as Sia";
   job.reallocate({}, 30);  // preempted: nothing runs, so nothing of a run
   EXPECT_EQ(job.run_start(), 0);
 }
