@@ -155,6 +155,7 @@ struct Agent::Impl {
   CheckpointStore store;
   std::unique_ptr<Adapter> adapter;  // rank 0
   CheckpointFn save_fn, load_fn;
+  RequeueFn requeue_fn;
   agent_detail::ResizeSignal resize_signal;
 
   // The configuration and where training stands.
@@ -429,6 +430,19 @@ struct Agent::Impl {
     agent_detail::ResizeSignal::set_handled(seen_signals);
   }
 
+  // The program's last word before Slurm's requeue ends the process: every
+  // rank's, before rank 0 acknowledges (the requeue follows the ack).
+  void before_requeue() {
+    try {
+      if (requeue_fn) requeue_fn();
+    } catch (const std::exception& e) {
+      log(rank, "the requeue callback failed (%s); the resize goes on", e.what());
+    } catch (...) {
+      log(rank, "the requeue callback threw a non-standard exception; the resize goes on");
+    }
+    comm->barrier();
+  }
+
   StepAction resize() {
     if (rank == 0 && opt.verbose >= 1) log(rank, "resize requested by the scheduler: checkpointing at step %lld", step);
     const std::string failure = take_checkpoint();
@@ -444,6 +458,7 @@ struct Agent::Impl {
       if (rank == 0) log(rank, "no checkpoint (%s), so no requeue acknowledgement; training goes on", failure.c_str());
       return StepAction::kContinue;
     }
+    before_requeue();
     bool acked = true;
     if (rank == 0) {
       last_checkpoint = HintCheckpoint{step, unix_now(), opt.requeue_mode == RequeueMode::kWait};
@@ -796,6 +811,7 @@ bool checkpoint_waiting(const AgentOptions& options) {
 }
 
 void Agent::on_restore(CheckpointFn fn) { impl_->load_fn = std::move(fn); }
+void Agent::on_requeue(RequeueFn fn) { impl_->requeue_fn = std::move(fn); }
 bool Agent::restore() { return impl_->restore(); }
 
 void Agent::checkpoint() {

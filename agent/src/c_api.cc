@@ -261,6 +261,16 @@ void pollux_agent_on_restore(pollux_agent* a, pollux_checkpoint_fn fn, void* use
   if (a != nullptr && a->agent) a->agent->on_restore(c_callback(fn, user, "restore"));
 }
 
+void pollux_agent_on_requeue(pollux_agent* a, pollux_requeue_fn fn, void* user) {
+  if (a == nullptr || !a->agent) return;
+  pollux::RequeueFn f;
+  if (fn != nullptr)
+    f = [fn, user] {
+      if (const int rc = fn(user); rc != 0) throw std::runtime_error("returned " + std::to_string(rc));
+    };
+  a->agent->on_requeue(std::move(f));
+}
+
 int pollux_agent_restore(pollux_agent* a) {
   return c_call([&] { return get(a).restore() ? 1 : 0; });
 }

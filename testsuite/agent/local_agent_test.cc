@@ -555,6 +555,16 @@ TEST(LocalAgent, ResizeSignalCheckpointsAcknowledgesWaitsAndResumes) {
   o.requeue_wait = 0.3;
   App app;
   auto a = attached(o, app);
+  // The program's last word before the requeue ends it (its logs): once
+  // the checkpoint is committed, before it is acknowledged in the hint.
+  int requeue_calls = 0;
+  bool committed_before = false, acked_before = true;
+  a->on_requeue([&] {
+    ++requeue_calls;
+    committed_before = CheckpointStore(dir / "ckpt", 0).latest().has_value();
+    const HintResult h = read_hint_file(a->hint_file(), ::getuid(), 9001);
+    acked_before = h && h.hint->checkpoint && h.hint->checkpoint->ready_for_requeue;
+  });
   std::vector<float> grad(10, 0.5f);
   run_steps(*a, app, grad, 5);
   ASSERT_EQ(a->hint_file(), dir / "9001.hint.yaml");
@@ -562,9 +572,13 @@ TEST(LocalAgent, ResizeSignalCheckpointsAcknowledgesWaitsAndResumes) {
   job.request_resize(dir.path());  // as sched/pollux would
   // The signal is seen at the next synchronize(), acted on at its step_end().
   EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  EXPECT_EQ(requeue_calls, 0);
   plain_step(*a, app, grad);
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  EXPECT_EQ(requeue_calls, 1);
+  EXPECT_TRUE(committed_before);
+  EXPECT_FALSE(acked_before);
   EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.3);
   // After the wait the acknowledgement is withdrawn, the checkpoint stays.
   const HintResult h = read_hint_file(a->hint_file(), ::getuid(), 9001);
@@ -618,8 +632,14 @@ TEST(LocalAgent, ResizeInExitModeAcknowledgesAndTellsTheLoopToExit) {
   plain_step(*a, app, grad);
   job.request_resize(dir.path());
   EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  int requeue_calls = 0;
+  a->on_requeue([&] {
+    ++requeue_calls;
+    throw std::runtime_error("a failing hook does not stop the resize");
+  });
   plain_step(*a, app, grad);
   EXPECT_EQ(a->step_end(), StepAction::kRequeueExit);
+  EXPECT_EQ(requeue_calls, 1);
   EXPECT_EQ(a->options().requeue_exit_code, 75);
   App app2;
   auto b = restored(o, app2);

@@ -228,6 +228,14 @@ struct CheckpointContext {
 /// Application callbacks: write / read the model and optimizer state.
 /// Throw on failure; the agent then never commits the checkpoint.
 using CheckpointFn = std::function<void(const CheckpointContext&)>;
+/// Called on every rank once a resize's checkpoint is committed, before the
+/// agent acknowledges it and waits to be requeued (Slurm's requeue then
+/// ends the process with SIGTERM, and a program's buffered output would be
+/// lost) or, in RequeueMode::kExit, returns kRequeueExit: the place to
+/// flush the program's own logs. Training may still resume (no requeue
+/// within requeue_wait), so flush rather than close. A throw is logged and
+/// the resize goes on.
+using RequeueFn = std::function<void()>;
 
 enum class StepAction {
   kContinue,
@@ -251,6 +259,7 @@ class Agent {
 
   void on_checkpoint(CheckpointFn fn);
   void on_restore(CheckpointFn fn);
+  void on_requeue(RequeueFn fn);
 
   /// Restores the latest committed checkpoint if there is one (model through
   /// the restore callback, then the agent's state) and re-picks the batch

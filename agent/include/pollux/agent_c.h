@@ -154,6 +154,12 @@ int pollux_agent_two_step_phase(const pollux_agent* agent);
 typedef int (*pollux_checkpoint_fn)(const char* dir, int rank, int replicas, long long step, void* user);
 void pollux_agent_on_checkpoint(pollux_agent* agent, pollux_checkpoint_fn fn, void* user);
 void pollux_agent_on_restore(pollux_agent* agent, pollux_checkpoint_fn fn, void* user);
+/* Called on every rank once a resize's checkpoint is committed, before the
+ * agent acknowledges it and waits for Slurm's requeue (which ends the
+ * process with SIGTERM) or step_end() returns POLLUX_REQUEUE_EXIT_NOW: flush the
+ * program's own logs there. Non-zero is logged; the resize goes on. */
+typedef int (*pollux_requeue_fn)(void* user);
+void pollux_agent_on_requeue(pollux_agent* agent, pollux_requeue_fn fn, void* user);
 
 /* 1 if a checkpoint was restored, 0 if there was none, -1 on failure. Collective. */
 int pollux_agent_restore(pollux_agent* agent);
