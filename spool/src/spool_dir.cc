@@ -41,7 +41,7 @@ std::string logical_lines(std::istream& in) {
   return out;
 }
 
-std::optional<std::string> scan_conf(const std::string& path, int depth) {
+std::optional<std::string> scan_conf(const std::string& path, std::string_view key, int depth) {
   if (depth > 8) return std::nullopt;  // Include loop
   std::ifstream in(path);
   if (!in) return std::nullopt;
@@ -53,7 +53,7 @@ std::optional<std::string> scan_conf(const std::string& path, int depth) {
     if (l.size() > 8 && iequals(l.substr(0, 7), "include") && std::isspace(static_cast<unsigned char>(l[7]))) {
       std::string inc(trim(l.substr(8)));
       if (!inc.empty() && inc.front() != '/') inc = parent_dir(path) + "/" + inc;
-      if (auto v = scan_conf(inc, depth + 1)) found = v;
+      if (auto v = scan_conf(inc, key, depth + 1)) found = v;
       continue;
     }
     // A line holds whitespace-separated Key=Value pairs.
@@ -62,7 +62,7 @@ std::optional<std::string> scan_conf(const std::string& path, int depth) {
     while (words >> word) {
       const auto eq = word.find('=');
       if (eq == std::string::npos) continue;
-      if (!iequals(std::string_view(word).substr(0, eq), "SchedulerParameters")) continue;
+      if (!iequals(std::string_view(word).substr(0, eq), key)) continue;
       std::string value = word.substr(eq + 1);
       if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
         value = value.substr(1, value.size() - 2);
@@ -87,15 +87,22 @@ std::optional<std::string> scheduler_parameter(std::string_view params, std::str
   return std::nullopt;
 }
 
+std::optional<std::string> read_slurm_conf_value(const std::string& slurm_conf, std::string_view key) {
+  return scan_conf(slurm_conf, key, 0);
+}
+
 std::optional<std::string> read_scheduler_parameters(const std::string& slurm_conf) {
-  return scan_conf(slurm_conf, 0);
+  return read_slurm_conf_value(slurm_conf, "SchedulerParameters");
+}
+
+std::string slurm_conf_path() {
+  const char* conf = std::getenv("SLURM_CONF");
+  return conf != nullptr && *conf != '\0' ? conf : "/etc/slurm/slurm.conf";
 }
 
 std::string resolve_spool_dir() {
   if (const char* env = std::getenv("POLLUX_SPOOL_DIR"); env != nullptr && *env != '\0') return env;
-  const char* conf = std::getenv("SLURM_CONF");
-  const std::string path = conf != nullptr && *conf != '\0' ? conf : "/etc/slurm/slurm.conf";
-  if (auto params = read_scheduler_parameters(path)) {
+  if (auto params = read_scheduler_parameters(slurm_conf_path())) {
     if (auto dir = scheduler_parameter(*params, kSpoolDirParameter); dir && !dir->empty()) return *dir;
   }
   return kDefaultSpoolDir;

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <random>
 #include <thread>
@@ -365,6 +366,7 @@ TEST(LocalAgent, TheDefaultDirectoryIsTheJobsAndAFirstRunSetsAsideAnEarlierJobs)
   const std::string saved_home = old_home != nullptr ? old_home : "";
   ::setenv("HOME", dir.path().c_str(), 1);
   ::setenv("SLURM_CLUSTER_NAME", "c1", 1);
+  ::setenv("SLURM_CONF", (dir / "no-slurm.conf").c_str(), 1);  // no StateSaveLocation to key by: the name alone
   ::unsetenv("POLLUX_CHECKPOINT_DIR");
   AgentOptions o = options(dir);
   o.checkpoint_dir.clear();
@@ -398,6 +400,87 @@ TEST(LocalAgent, TheDefaultDirectoryIsTheJobsAndAFirstRunSetsAsideAnEarlierJobs)
     aside += e.path().filename().string().rfind("4343.earlier-", 0) == 0;
   EXPECT_EQ(aside, 1);
   ::unsetenv("SLURM_CLUSTER_NAME");
+  ::unsetenv("SLURM_CONF");
+  if (old_home != nullptr) ::setenv("HOME", saved_home.c_str(), 1);
+  else ::unsetenv("HOME");
+}
+
+// Two clusters of one name (every local cluster is "pollux") whose users
+// share a home: the same job id on the other cluster neither resumes this
+// one's checkpoints nor sets them aside as an earlier job's. The default
+// directory is keyed by slurm.conf's StateSaveLocation too; a job whose
+// earlier runs wrote under the name alone (before the key) still finds them.
+TEST(LocalAgent, TwoClustersOfOneNameDoNotShareCheckpoints) {
+  TempDir dir;
+  std::vector<float> grad(100, 0.5f);
+  const char* old_home = std::getenv("HOME");
+  const std::string saved_home = old_home != nullptr ? old_home : "";
+  ::setenv("HOME", dir.path().c_str(), 1);
+  ::setenv("SLURM_CLUSTER_NAME", "pollux", 1);
+  ::unsetenv("POLLUX_CHECKPOINT_DIR");
+  const auto conf = [&](const std::string& name, const std::string& state) {
+    const std::string path = dir / (name + ".conf");
+    std::ofstream(path) << "ClusterName=pollux\nSlurmctldPort=6817\n# StateSaveLocation=/not/this\n"
+                        << "StateSaveLocation=" << state << "\n";
+    return path;
+  };
+  const std::string conf_a = conf("a", "/tmp/cluster-a/state"), conf_b = conf("b", "/tmp/cluster-b/state");
+  AgentOptions o = options(dir);
+  o.checkpoint_dir.clear();
+  SlurmJob job("5");
+  // A run of job 5 on one cluster: the steps it restored; it trains `steps` more and checkpoints.
+  const auto steps_restored = [&](const std::string& slurm_conf, int restart, int steps) {
+    ::setenv("SLURM_CONF", slurm_conf.c_str(), 1);
+    job.restart(restart);
+    App app;
+    auto a = attached(o, app);
+    a->restore();
+    const long long restored = app.model_step;
+    for (int i = 0; i < steps; ++i) {
+      plain_step(*a, app, grad);
+      a->step_end();
+    }
+    a->checkpoint();
+    return restored;
+  };
+  ::setenv("SLURM_CONF", conf_a.c_str(), 1);
+  const std::string root_a = checkpoint_root(o, JobEnvironment::from_environment());
+  ::setenv("SLURM_CONF", conf_b.c_str(), 1);
+  const std::string root_b = checkpoint_root(o, JobEnvironment::from_environment());
+  EXPECT_NE(root_a, root_b);
+  EXPECT_EQ(root_a.rfind(dir / ".cache/pollux/checkpoints/pollux-", 0), 0u) << root_a;
+  EXPECT_EQ(root_a.substr(root_a.size() - 2), "/5") << root_a;
+  EXPECT_EQ(steps_restored(conf_a, 0, 3), 0);  // job 5 on cluster a: step 3 checkpointed
+  EXPECT_EQ(steps_restored(conf_b, 0, 1), 0);  // job 5 on cluster b: its own first run, step 1
+  EXPECT_EQ(steps_restored(conf_a, 1, 1), 3);  // cluster a's job 5, requeued, resumes its own step 3
+  EXPECT_EQ(steps_restored(conf_b, 1, 1), 1);
+  for (const auto& e : std::filesystem::directory_iterator(dir / ".cache/pollux/checkpoints"))
+    EXPECT_EQ(e.path().filename().string().find(".earlier-"), std::string::npos) << e.path();
+
+  // Compatibility: job 6's first run wrote under the name alone; requeued
+  // where slurm.conf names StateSaveLocation, it resumes from there.
+  SlurmJob old_job("6");
+  ::setenv("SLURM_CONF", (dir / "no-slurm.conf").c_str(), 1);
+  old_job.restart(0);
+  {
+    App app;
+    auto a = attached(o, app);
+    a->restore();
+    plain_step(*a, app, grad);
+    a->step_end();
+    a->checkpoint();
+  }
+  ::setenv("SLURM_CONF", conf_a.c_str(), 1);
+  old_job.restart(1);
+  EXPECT_EQ(checkpoint_root(o, JobEnvironment::from_environment()), dir / ".cache/pollux/checkpoints/pollux/6");
+  EXPECT_TRUE(checkpoint_waiting(o));
+  {
+    App app;
+    EXPECT_TRUE(restored(o, app));
+    EXPECT_EQ(app.model_step, 1);
+  }
+  ::unsetenv("SLURM_CLUSTER_NAME");
+  ::unsetenv("SLURM_CONF");
   if (old_home != nullptr) ::setenv("HOME", saved_home.c_str(), 1);
   else ::unsetenv("HOME");
 }

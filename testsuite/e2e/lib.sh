@@ -19,7 +19,7 @@ DIGITS_OPTS=(--log-every 1 --step-delay 0.005 --example-delay 0.0005)
 
 # submit_digits NAME SBATCH_OPTION... -- TRAINER_OPTION...
 # Output in jobs/NAME.out. HOME is the cluster's home/, so that the
-# agent's default checkpoints (~/.cache/pollux/checkpoints/pollux/ID) go
+# agent's default checkpoints (~/.cache/pollux/checkpoints/pollux-KEY/ID) go
 # with the cluster: job ids start again at 1 in every test's cluster.
 submit_digits() {
   local name=$1 sb=()

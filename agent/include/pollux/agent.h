@@ -147,7 +147,9 @@ struct AgentOptions {
   double refit_interval = 5.0;  ///< seconds between re-fits while new samples arrive
 
   /// "" = $POLLUX_CHECKPOINT_DIR, else (in a Slurm job)
-  /// $HOME/.cache/pollux/checkpoints/<cluster>/<job id>, which a job's
+  /// $HOME/.cache/pollux/checkpoints/<cluster>-<key>/<job id> (<key>: a
+  /// hash of slurm.conf's StateSaveLocation, so that clusters of one name
+  /// do not share it; see checkpoint_root()), which a job's
   /// first run (restart count 0) takes over from an earlier job that had
   /// the same id (Slurm reuses ids); else ./pollux-ckpt/local.
   std::string checkpoint_dir;

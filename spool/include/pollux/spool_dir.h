@@ -23,6 +23,12 @@ std::optional<std::string> scheduler_parameter(std::string_view params, std::str
 /// relative to the file's directory); nullopt when the file or the option
 /// is missing.
 std::optional<std::string> read_scheduler_parameters(const std::string& slurm_conf);
+/// The value of `key` (case-insensitive, e.g. "StateSaveLocation") in a
+/// slurm.conf file, following its Include lines; the last one wins, as in
+/// Slurm. nullopt when the file or the key is missing.
+std::optional<std::string> read_slurm_conf_value(const std::string& slurm_conf, std::string_view key);
+/// The node's slurm.conf: $SLURM_CONF, else /etc/slurm/slurm.conf.
+std::string slurm_conf_path();
 
 /// The job's spool directory: $POLLUX_SPOOL_DIR, else pollux_spool_dir in
 /// SchedulerParameters of $SLURM_CONF (default /etc/slurm/slurm.conf), else
