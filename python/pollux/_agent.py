@@ -104,7 +104,7 @@ class Agent:
         self._lib = lib
         self._handle = None
         self._callback_error = None
-        self._save = self._load = None
+        self._save = self._load = self._requeue = None
         c_opts = options.to_c()
         self._comm_struct = None
         if comm is not None:
@@ -187,6 +187,15 @@ class Agent:
         """fn(dir, rank, replicas, step) reads the state back."""
         self._load = self._wrap_ckpt(fn)
         self._lib.pollux_agent_on_restore(self.handle, self._load, None)
+
+    def on_requeue(self, fn):
+        """fn() runs on every rank once a resize's checkpoint is committed,
+        before the agent acknowledges it and waits for Slurm's requeue, which
+        ends the process with SIGTERM (or, in the exit mode, before step_end()
+        says to exit): flush the program's own output there. An exception is
+        printed and logged; the resize goes on."""
+        self._requeue = _capi.REQUEUE_FN(lambda user: self._guard(fn))
+        self._lib.pollux_agent_on_requeue(self.handle, self._requeue, None)
 
     def restore(self):
         """True if a checkpoint was restored. Collective."""

@@ -39,6 +39,7 @@ ALLREDUCE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_double), c
 BROADCAST_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p)
 CHECKPOINT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong,
                                  ctypes.c_void_p)
+REQUEUE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 
 
 class Communicator(ctypes.Structure):
@@ -72,6 +73,7 @@ _SIGNATURES = {
     "destroy": (None, [_P]),
     "on_checkpoint": (None, [_P, CHECKPOINT_FN, _P]),
     "on_restore": (None, [_P, CHECKPOINT_FN, _P]),
+    "on_requeue": (None, [_P, REQUEUE_FN, _P]),
     "restore": (ctypes.c_int, [_P]),
     "checkpoint": (ctypes.c_int, [_P]),
     "atomic_batch": (ctypes.c_int, [_P]),

@@ -6,13 +6,16 @@ the API that the document does not follow fails here.
 - the ported script: the "after" side of "Porting a script"'s diff (its
   context and `+` lines), with SGD, and with AdamW as the document says
   ("nothing else changes");
-- the fp16 loop of "Mixed precision", with GradScaler.
+- the fp16 loop of "Mixed precision", with its GradScaler from
+  pollux.grad_scaler() (issue 34: the document's
+  `torch.amp.GradScaler("cuda")` does not exist on torch 1.13);
+- AdamW with OneCycleLR under ProgressScheduler(per="epoch") of
+  "Learning-rate schedules" (issue 34: how to size total_steps).
 
 Each runs as one process, on the GPU when there is one (then fp16 and its
 scaler are real), else on the CPU: there autocast to float16 and the
-scaler disable themselves with a warning, and where torch has no
-`torch.amp.GradScaler` (before 2.3) the document's own alternative,
-`torch.cuda.amp.GradScaler()`, is the line run. The data is a small
+scaler disable themselves with a warning. Every line runs as the
+document writes it, on any supported torch. The data is a small
 synthetic classification set that the model can learn, so a loss that
 does not fall fails the test.
 """
@@ -114,14 +117,9 @@ def test_ported_script(tmp_path, optimizer):
 
 
 def test_fp16_loop(tmp_path):
-    block = [b for b in blocks("python") if "GradScaler" in b]
+    block = [b for b in blocks("python") if "grad_scaler(" in b]
     assert len(block) == 1, "doc/pytorch.md has one fp16 loop"
     loop = block[0]
-    import torch
-    if not hasattr(torch.amp, "GradScaler"):
-        # torch before 2.3: the document's own alternative on the same line.
-        assert "# or torch.cuda.amp.GradScaler()" in loop
-        loop = loop.replace('torch.amp.GradScaler("cuda")', "torch.cuda.amp.GradScaler()")
     setup = '''import pollux.torch as pollux
 import torch
 ''' + GIVEN + '''
@@ -138,4 +136,23 @@ loader = ((x.to(pollux.device()), y) for epoch in range(20) for x, y in _loader)
 '''
     r, log = run(setup + loop + REPORT, tmp_path)
     assert r["steps"] >= 20 * 512 // 32 * 0.99 - 1, log
+    assert r["loss"] < 0.6 * r["untrained_loss"], log
+
+
+def test_onecycle_loop(tmp_path):
+    block = [b for b in blocks("python") if "OneCycleLR" in b]
+    assert len(block) == 1, "doc/pytorch.md has one OneCycle script"
+    script = block[0]
+    assert "total_steps=epochs" in script and 'per="epoch"' in script
+    report = REPORT + '''
+print("SCHEDULE " + _json.dumps(dict(last=cycle.last_epoch, lr=optimizer.param_groups[0]["lr"],
+                                     final=optimizer.param_groups[0]["min_lr"], epochs=epochs,
+                                     progress_epochs=pollux.progress_epochs())))
+'''
+    r, log = run(with_given(script).replace(REPORT, report), tmp_path)
+    sched = json.loads(next(ln for ln in log.splitlines() if ln.startswith("SCHEDULE "))[len("SCHEDULE "):])
+    assert sched["progress_epochs"] >= sched["epochs"], log
+    # The cycle ran to its end and stopped there (stepped to total_steps it
+    # would raise past it, or go back up from its final rate).
+    assert sched["last"] == sched["epochs"] - 1 and sched["lr"] == sched["final"], log
     assert r["loss"] < 0.6 * r["untrained_loss"], log

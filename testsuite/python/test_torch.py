@@ -347,3 +347,163 @@ def test_a_schedule_follows_progress_without_torch_warnings():
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OK True" in r.stdout, r.stdout
     assert "Warning" not in r.stderr, r.stderr
+
+
+COUNTERS = """
+import json, torch, torch.nn.functional as F, pollux.torch as pt
+pt.init_process_group()
+x = torch.randn(96, 3)
+loader = pt.ElasticDataLoader(torch.utils.data.TensorDataset(x, x.sum(1)), batch_size=8, max_batch_size=24,
+                              atomic_batch_size=(8, 8))
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+model = pt.ElasticDataParallel(model, opt)
+a = pt.agent()
+marks = []  # (micro-batch, where, step, samples_seen, progress)
+for epoch in pt.remaining_epochs_until(1):
+    a.set_batch_config(8, 2)  # 3 micro-batches of 8 per optimizer step
+    for k, (xb, yb) in enumerate(loader):  # one data epoch
+        marks.append((k % 3, "batch", a.step, a.samples_seen, a.progress))
+        opt.zero_grad()
+        F.mse_loss(model(xb).squeeze(1), yb).backward()
+        marks.append((k % 3, "backward", a.step, a.samples_seen, a.progress))
+        opt.step()
+        marks.append((k % 3, "optimizer.step", a.step, a.samples_seen, a.progress))
+    break
+print("MARKS " + json.dumps(marks))
+"""
+
+
+def test_the_step_counters_advance_in_the_last_micro_batchs_optimizer_step():
+    # doc/pytorch.md ("When the counters advance"): step and samples_seen
+    # advance together, once per optimizer step, in the optimizer.step() of
+    # the step's last micro-batch (samples_seen by the whole batch of every
+    # replica), never on the micro-batches that only accumulate.
+    r = python(COUNTERS, POLLUX_CHECKPOINT_DIR="/tmp/pollux-counters-%d" % os.getpid(), POLLUX_ADAPT="0")
+    assert r.returncode == 0, r.stdout + r.stderr
+    import json
+    marks = json.loads(next(ln for ln in r.stdout.splitlines() if ln.startswith("MARKS "))[6:])
+    assert len(marks) == 3 * 12, marks  # 96 examples, 12 micro-batches of 8, 4 steps
+    step = samples = 0
+    for k, where, s, n, p in marks:
+        if k == 2 and where == "optimizer.step":
+            assert (s, n) == (step + 1, samples + 24) and p > 0, (k, where, s, n)
+            step, samples = s, n
+        else:
+            assert (s, n) == (step, samples), (k, where, s, n, marks)
+    assert (step, samples) == (4, 96)
+
+
+REQUEUE = """
+import os, signal, sys
+import pollux.torch as pt
+import torch, torch.nn.functional as F
+pt.init_process_group()
+log = open(sys.argv[1], "w")  # block-buffered, as a program's own log
+pt.on_requeue(log.flush)
+
+
+@pt.on_requeue
+def failing():
+    raise RuntimeError("this one fails; the resize goes on")
+
+
+x = torch.randn(64, 3)
+loader = pt.ElasticDataLoader(torch.utils.data.TensorDataset(x, x.sum(1)), batch_size=8)
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+model = pt.ElasticDataParallel(model, opt)
+for epoch in pt.remaining_epochs_until(100):
+    for xb, yb in loader:
+        opt.zero_grad()
+        F.mse_loss(model(xb).squeeze(1), yb).backward()
+        opt.step()  # step 6's checkpoints, runs the on_requeue functions and waits to be ended
+        step = pt.agent().step
+        log.write(f"step {step}\\n")
+        print(f"step {step}")
+        if step == 5:
+            os.kill(os.getpid(), signal.SIGUSR1)  # outside Slurm every delivery is a resize request
+"""
+
+
+def test_on_requeue_functions_flush_the_programs_output_before_the_requeue_ends_it(tmp_path):
+    # A resize ends the process by Slurm's requeue (SIGTERM) while the agent
+    # waits: no atexit, no finally. The on_requeue functions, and the flush
+    # of stdout that follows them, run before the wait.
+    script, log = tmp_path / "requeue.py", tmp_path / "train.log"
+    script.write_text(REQUEUE)
+    env = clean_env(POLLUX_CHECKPOINT_DIR=str(tmp_path / "ckpt"), POLLUX_VERBOSE="1", POLLUX_REQUEUE_WAIT="120",
+                    PYTHONUNBUFFERED="")  # stdout to a pipe or file is block-buffered, as in a Slurm job
+    p = subprocess.Popen([sys.executable, str(script), str(log)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    err = []
+    try:
+        for line in p.stderr:  # the agent's log: it waits to be requeued
+            err.append(line)
+            if "waiting up to" in line:
+                p.send_signal(15)  # as Slurm's requeue ends the job's processes
+                break
+        out, rest = p.communicate(timeout=120)
+    finally:
+        p.kill()
+    err = "".join(err) + rest
+    assert p.returncode == -15, err
+    assert "waiting up to" in err and "this one fails; the resize goes on" in err, err
+    assert log.read_text().splitlines()[-1] == "step 5", (log.read_text(), err)
+    assert [ln for ln in out.splitlines() if ln.startswith("step")][-1] == "step 5", (out, err)
+
+
+WORKER_SIGNAL = """
+import os, signal, sys
+import pollux.torch as pt
+import torch
+
+
+def mine(signum, frame):  # a program's own handler (e.g. of Slurm's --signal=USR1@60 warning)
+    fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.write(fd, f"{os.getpid()}\\n".encode())
+    os.close(fd)
+
+
+class Pids(torch.utils.data.Dataset):  # each example says which process loaded it
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        return torch.ones(3), torch.tensor(float(os.getpid()))
+
+
+pt.init_process_group()
+signal.signal(signal.SIGUSR1, mine)
+loader = pt.ElasticDataLoader(Pids(), batch_size=4, num_workers=2)
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+model = pt.ElasticDataParallel(model, opt)
+loaders = set()
+for i, (xb, pid) in enumerate(loader):
+    loaders.update(int(p) for p in pid.tolist())
+    if i == 2:
+        os.killpg(0, signal.SIGUSR1)  # Slurm signals every process of the step
+    opt.zero_grad()
+    model(xb).sum().backward()
+    opt.step()
+print("MAIN", os.getpid(), "LOADERS", " ".join(map(str, sorted(loaders))))
+"""
+
+
+def test_worker_signal_reaches_the_programs_handler_in_the_training_process_only(tmp_path):
+    # A delivery of the resize signal that is not a resize request (no
+    # decision in the spool) goes to the program's handler: in the training
+    # process, not in its DataLoader workers, which also get it from Slurm.
+    script, got = tmp_path / "workers.py", tmp_path / "handled"
+    script.write_text(WORKER_SIGNAL)
+    (tmp_path / "spool").mkdir()
+    env = clean_env(POLLUX_CHECKPOINT_DIR=str(tmp_path / "ckpt"), SLURM_JOB_ID="999",
+                    POLLUX_SPOOL_DIR=str(tmp_path / "spool"))
+    p = subprocess.run([sys.executable, str(script), str(got)], env=env, capture_output=True, text=True,
+                       timeout=120, start_new_session=True)  # its own process group, as a job step's
+    assert p.returncode == 0, p.stdout + p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("MAIN ")).split()
+    main, loaders = int(line[1]), set(map(int, line[3:]))
+    assert len(loaders) == 2 and main not in loaders, line  # two workers loaded the batches
+    assert got.read_text().split() == [str(main)], (got.read_text(), line)

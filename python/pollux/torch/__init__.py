@@ -25,8 +25,8 @@ from .parallel import ElasticDataParallel
 from .schedule import ProgressScheduler
 
 __all__ = ["init_process_group", "ElasticDataParallel", "ElasticDataLoader", "ProgressScheduler", "remaining_epochs_until", "register",
-           "checkpoint", "device", "rank", "world_size", "agent", "resumed", "progress_epochs", "PolluxError",
-           "AgentLibraryError"]
+           "checkpoint", "on_requeue", "grad_scaler", "device", "rank", "world_size", "agent", "resumed",
+           "progress_epochs", "PolluxError", "AgentLibraryError"]
 
 
 def init_process_group(backend=None, timeout=1800):
@@ -108,6 +108,35 @@ def register(name, obj):
     if s.started:
         raise PolluxError(f"register({name!r}, ...) after training started: register before the first batch")
     s.objects[name] = obj
+
+
+def on_requeue(fn):
+    """fn() runs on every rank when a resize's checkpoint is committed, just
+    before sched/pollux requeues the job: the requeue ends the process with
+    SIGTERM, so no atexit function, finally block or interpreter shutdown
+    runs after it. Flush the program's own logs there (open files, a
+    logging handler's buffer, a metrics writer); flush rather than close,
+    since training goes on if the requeue does not come. Functions run in
+    the order given, then sys.stdout and sys.stderr are flushed; one that
+    raises is reported in the job's log and the resize goes on. Returns fn
+    (usable as a decorator)."""
+    s = _session.get("pollux.torch.on_requeue()")
+    if not callable(fn):
+        raise TypeError(f"on_requeue(fn): a callable, not {type(fn).__name__}")
+    s.requeue_fns.append(fn)
+    return fn
+
+
+def grad_scaler(**kwargs):
+    """fp16's CUDA GradScaler on every supported torch: what
+    torch.amp.GradScaler("cuda") gives where torch has it (2.3 and later),
+    else torch.cuda.amp.GradScaler() (1.13 to 2.2, deprecated from 2.4 on).
+    Without CUDA it disables itself (with torch's warning), as either does.
+    Keywords (init_scale, growth_interval, ...) pass on."""
+    import torch
+    if hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler("cuda", **kwargs)
+    return torch.cuda.amp.GradScaler(**kwargs)
 
 
 def checkpoint():

@@ -18,6 +18,7 @@ import math
 import os
 import random
 import sys
+import traceback
 import types
 
 import torch
@@ -68,6 +69,7 @@ class Session:
         self.lr_scheduler = None
         self.lr_rule = None
         self.objects = {}
+        self.requeue_fns = []    # on_requeue(): the program's last word before a resize's requeue
         self.started = False
         # Known before the agent exists (it restores at the first batch).
         self.resumed = _agent.checkpoint_waiting(_agent.AgentOptions(init_batch=1))
@@ -102,6 +104,7 @@ class Session:
         self.agent = _agent.Agent(options, comm, external=True)
         self.agent.on_checkpoint(self.save)
         self.agent.on_restore(self.load)
+        self.agent.on_requeue(self.before_requeue)
         self.loader = loader
 
     def attach_model(self, model, optimizer, lr_scheduler, lr_rule, scaler=None):
@@ -174,6 +177,20 @@ class Session:
             _set_rng_state(_load(os.path.join(path, _RNG_FILE.format(0))))
             torch.manual_seed(torch.initial_seed() + rank)
             random.seed(random.random() + rank)
+
+    def before_requeue(self):
+        """The checkpoint of a resize is committed; Slurm's requeue, which
+        ends this process with SIGTERM (no atexit, no finally), follows its
+        acknowledgement: flush what the program buffered now."""
+        for fn in self.requeue_fns:
+            try:
+                fn()
+            except Exception:  # the resize goes on; the job's log says why
+                print(f"pollux.torch: on_requeue function {getattr(fn, '__qualname__', fn)!r} failed:",
+                      file=sys.stderr)
+                traceback.print_exc(file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
 
     # --- the step protocol ------------------------------------------------
     def reset_norms(self):

@@ -23,6 +23,9 @@ agent changed them (a new batch size takes effect at a step boundary) it
 drops what the workers prefetched and plans again from there. So the
 stream is the same with or without workers.
 """
+import functools
+import signal
+
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 from torch.utils.data.dataloader import default_collate
@@ -50,6 +53,20 @@ class _Plan:
             for k in range(self.accum + 1):
                 yield self.loader.indices(pos + (k * self.replicas + self.rank) * self.atomic, self.atomic)
             pos += self.step
+
+
+def _ignore_resize_signal(sig, worker_init_fn, worker_id):
+    """A DataLoader worker's start: Slurm signals every process of the step,
+    so the resize signal (and Slurm's --signal warning on it) reaches the
+    workers too, where the program's own handler, inherited over fork, has
+    nothing to do; it is ignored there. It was blocked while the worker was
+    started (ElasticDataLoader._start_workers), so no delivery slips in
+    before this."""
+    from .. import _signals
+    _signals._original(sig, signal.SIG_IGN)  # not the wrapper: the agent's handler stays out
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
+    if worker_init_fn is not None:
+        worker_init_fn(worker_id)
 
 
 class _PlanSampler:
@@ -113,6 +130,13 @@ class ElasticDataLoader:
         self._perm = (None, None)
         self._sampler = _PlanSampler()
         workers = {"prefetch_factor": prefetch_factor} if prefetch_factor is not None else {}
+        options = _agent.AgentOptions(init_batch=self.batch_size,
+                                      max_batch=max_batch_size if max_batch_size is not None else self.batch_size,
+                                      min_atomic=int(lo), max_atomic=int(hi if hi is not None else self.batch_size),
+                                      accumulation=accumulation)
+        self._resize_signal = options.to_c().resize_signal  # POLLUX_RESIZE_SIGNAL's, USR1 by default
+        if self.num_workers > 0 and self._resize_signal > 0:
+            worker_init_fn = functools.partial(_ignore_resize_signal, self._resize_signal, worker_init_fn)
         self._loader = DataLoader(dataset, batch_sampler=self._sampler, collate_fn=self.collate_fn,
                                   num_workers=self.num_workers, pin_memory=pin_memory,
                                   persistent_workers=persistent_workers, worker_init_fn=worker_init_fn,
@@ -121,10 +145,6 @@ class ElasticDataLoader:
         # are collated here, batch by batch as asked: nothing is loaded
         # ahead, and no DataLoader draws from the global RNG per epoch.
         self._in_process = self.num_workers == 0 and not pin_memory and not dataloader_options
-        options = _agent.AgentOptions(init_batch=self.batch_size,
-                                      max_batch=max_batch_size if max_batch_size is not None else self.batch_size,
-                                      min_atomic=int(lo), max_atomic=int(hi if hi is not None else self.batch_size),
-                                      accumulation=accumulation)
         session.attach_loader(self, options)
         self._session = session
 
@@ -166,7 +186,20 @@ class ElasticDataLoader:
         if self._in_process:
             return plan, (self.collate_fn([self.dataset[i] for i in idx]) for idx in plan)
         self._sampler.plan = plan
-        return plan, iter(self._loader)
+        return plan, self._start_workers()
+
+    def _start_workers(self):
+        """iter() of the torch DataLoader, which forks its workers (unless
+        persistent): the resize signal stays blocked in this thread
+        meanwhile, so a worker starts with it blocked until it ignores it
+        (another thread of this process takes a delivery meanwhile)."""
+        if self.num_workers == 0 or self._resize_signal <= 0:
+            return iter(self._loader)
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {self._resize_signal})
+        try:
+            return iter(self._loader)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     def __iter__(self):
         s = self._session

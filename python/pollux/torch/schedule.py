@@ -23,7 +23,10 @@ class ProgressScheduler:
     Give it to ElasticDataParallel(model, optimizer, lr_scheduler=...)
     and do not call step(): after every optimizer step it steps the
     wrapped scheduler until the scheduler's last_epoch equals the whole
-    progress epochs (or M0-steps) done. Checkpointed with the model.
+    progress epochs (or M0-steps) done, and no further than the last step
+    of a schedule with `total_steps` (OneCycleLR: per="epoch" takes
+    total_steps=epochs, the number given to remaining_epochs_until).
+    Checkpointed with the model.
     """
 
     follows_progress = True
@@ -47,6 +50,13 @@ class ProgressScheduler:
 
     def step(self):
         target = self.target()
+        # A schedule of a fixed length (OneCycleLR's total_steps, which raises
+        # when stepped past it) keeps its last rate once the progress runs
+        # past its end: the last step of remaining_epochs_until(n) may end a
+        # little beyond n epochs (and per="step" beyond n epochs' M0-steps).
+        total = getattr(self.scheduler, "total_steps", None)
+        if isinstance(total, int):
+            target = min(target, total - 1)
         while self.scheduler.last_epoch < target:
             self.scheduler.step()
 
