@@ -34,6 +34,11 @@ TEST(ReadSchedulerParameters, FollowsIncludesContinuationsAndComments) {
   ASSERT_TRUE(params);
   EXPECT_EQ(*params, "pollux_interval=60,pollux_spool_dir=/shared/pollux");
   EXPECT_EQ(read_scheduler_parameters(dir / "absent.conf"), std::nullopt);
+  // Any key the same way (the agent keys its checkpoints by StateSaveLocation).
+  std::ofstream(dir / "extra.conf", std::ios::app) << "StateSaveLocation=/var/spool/slurmctld\n";
+  EXPECT_EQ(read_slurm_conf_value(dir / "slurm.conf", "statesavelocation"), "/var/spool/slurmctld");
+  EXPECT_EQ(read_slurm_conf_value(dir / "slurm.conf", "ClusterName"), "c");
+  EXPECT_EQ(read_slurm_conf_value(dir / "slurm.conf", "SlurmctldHost"), std::nullopt);
 }
 
 TEST(ResolveSpoolDir, EnvironmentThenSlurmConfThenDefault) {
