@@ -192,7 +192,8 @@ class ElasticDataLoader:
         """iter() of the torch DataLoader, which forks its workers (unless
         persistent): the resize signal stays blocked in this thread
         meanwhile, so a worker starts with it blocked until it ignores it
-        (another thread of this process takes a delivery meanwhile)."""
+        (a delivery to this process meanwhile goes to another thread, or
+        waits until the mask is restored: it is not lost)."""
         if self.num_workers == 0 or self._resize_signal <= 0:
             return iter(self._loader)
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {self._resize_signal})
