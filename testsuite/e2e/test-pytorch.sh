@@ -9,7 +9,9 @@
 # same training run unresized as one process outside Slurm.
 source "$(dirname "$0")/lib.sh"
 py=${POLLUX_PYTHON:-/usr/bin/python3}
-"$py" -c "import torch, sklearn" 2>/dev/null || skip "$py cannot import torch and sklearn (Debian python3-torch python3-sklearn)"
+"$py" -c "import torch" 2>/dev/null || skip "$py cannot import torch (Debian python3-torch)"
+data=${POLLUX_DIGITS:-/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz}
+[[ -r $data ]] || skip "no digits data set at $data (Debian python3-sklearn, or configure --with-digits)"
 export PYTHONPATH=$POLLUX_SRC/python POLLUX_AGENT_LIBRARY=$POLLUX_BUILD/agent/.libs/libpollux-agent.so
 export POLLUX_PYTHON=$py POLLUX_TRAIN_PY=$POLLUX_SRC/contrib/examples/pytorch/train.py OMP_NUM_THREADS=1
 TOLERANCE=0.03
@@ -18,7 +20,7 @@ TOLERANCE=0.03
 # restarted weighs the next resize against it, so on a loaded 2-core
 # machine a reached all 4 GPUs 45 s in, when 12 epochs were 98% done, and
 # ended before sched/pollux could shrink it for b.
-OPTS=(--epochs 30 --seed 3 --log-every 1 --step-delay 0.02 --example-delay 0.002 --workers 1)
+OPTS=(--epochs 30 --seed 3 --log-every 1 --step-delay 0.02 --example-delay 0.002 --workers 1 --data "$data")
 
 start_cluster "" --nodes 2 --gpus 2
 mkdir -p "$CLUSTER_DIR/jobs"

@@ -188,10 +188,10 @@ def adam(out, scale, epochs):
     `scale` x M0, to `epochs` epochs of scale-invariant progress, with the
     learning-rate rule pollux.torch picks for it; the validation accuracy."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../contrib/examples/pytorch"))
-    from train import Net, digits
+    from train import DIGITS, Net, digits
     torch.manual_seed(0)
     pt.init_process_group()
-    (xt, yt), (xv, yv) = digits(0)
+    (xt, yt), (xv, yv) = digits(0, os.environ.get("POLLUX_DIGITS") or DIGITS)
     m0 = 16
     loader = pt.ElasticDataLoader(torch.utils.data.TensorDataset(xt, yt), batch_size=m0, max_batch_size=scale * m0,
                                   atomic_batch_size=(m0, scale * m0))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An elastic PyTorch training job: a small convolutional network on
-scikit-learn's handwritten digits (1797 8x8 images, Debian's
-python3-sklearn), data-parallel with DistributedDataParallel, made elastic
+scikit-learn's handwritten digits (1797 8x8 images, the digits.csv.gz
+that Debian's python3-sklearn ships: --data), data-parallel with DistributedDataParallel, made elastic
 and goodput-adaptive by pollux.torch (doc/pytorch.md). The same script runs
 on CPUs (gloo) and on GPUs (NCCL), as one process or as many as srun
 starts, at whatever size sched/pollux gives the job.
@@ -32,12 +32,21 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def digits(seed):
-    """Normalised images and labels, split 80/20 with a fixed permutation."""
-    from sklearn.datasets import load_digits
-    d = load_digits()
-    x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
-    y = torch.tensor(d.target, dtype=torch.long)
+# scikit-learn's own copy of the data set (what load_digits() reads); the
+# file is read here, so that neither sklearn nor its scipy must be installed.
+DIGITS = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
+
+
+def digits(seed, path=DIGITS):
+    """Normalised images and labels, split 80/20 with a fixed permutation.
+    `path`: digits.csv.gz, one image a line: 64 pixels (0-16), then the label."""
+    import csv
+    import gzip
+    with gzip.open(path, "rt") as f:
+        rows = [[int(float(v)) for v in row] for row in csv.reader(f) if row]
+    d = torch.tensor(rows, dtype=torch.long)
+    x = d[:, :64].reshape(-1, 1, 8, 8).float() / 16.0
+    y = d[:, 64]
     perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
     x, y = x[perm], y[perm]
     n_val = len(x) // 5
@@ -74,6 +83,7 @@ def main():
                    help="learning-rate schedule over the scale-invariant epochs (stepped by progress)")
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes per rank")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--data", default=DIGITS, help="the digits data set, digits.csv.gz (default: %(default)s)")
     p.add_argument("--log-every", type=int, default=10, help="steps between progress lines")
     p.add_argument("--eval-every", type=int, default=10, help="steps between validations")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between explicit checkpoints (0: none)")
@@ -96,7 +106,7 @@ def main():
     torch.manual_seed(o.seed)
     pollux.init_process_group()                      # srun's tasks (gloo on CPU, NCCL on GPU) or one process
     dev = pollux.device()
-    (xt, yt), (xv, yv) = digits(o.seed)
+    (xt, yt), (xv, yv) = digits(o.seed, o.data)
     train_set = torch.utils.data.TensorDataset(xt, yt)
     loader = pollux.ElasticDataLoader(train_set, batch_size=o.batch_size, max_batch_size=o.max_batch_size,
                                       atomic_batch_size=tuple(o.atomic), seed=o.seed, num_workers=o.workers,

@@ -122,8 +122,18 @@ def setup(backend=None, timeout=1800):
                 raise PolluxError("no MASTER_ADDR and no SLURM_JOB_NODELIST: cannot find rank 0")
             addr = _address_of(first_host(nodelist))
         port = _int_env("MASTER_PORT") or _port(_int_env("SLURM_JOB_ID", 0), _int_env("SLURM_RESTART_COUNT", 0))
-        dist.init_process_group(backend, init_method=f"tcp://{addr}:{port}", rank=rank, world_size=world,
-                                timeout=td)
+        url = f"tcp://{addr}:{port}"
+        try:
+            dist.init_process_group(backend, init_method=url, rank=rank, world_size=world, timeout=td)
+        except RuntimeError as e:
+            # torch >= 2.4 asks its TCPStore for the libuv server by default,
+            # and a build without libuv (Debian 13's 2.6) refuses before
+            # anything is made: the classic store instead (every rank's
+            # torch is the same build, so every rank takes the same path).
+            if "libuv" not in str(e):
+                raise
+            dist.init_process_group(backend, init_method=url + "?use_libuv=0", rank=rank, world_size=world,
+                                    timeout=td)
         master = f"{addr}:{port}"
     return Environment(rank, world, local_rank, backend, device, master)
 
