@@ -84,6 +84,7 @@ struct Hetero {
   std::vector<GpuType> types;   // empty: one type, speed 1
   bool typed = false;           // the policy sees the types
   std::unique_ptr<TypeRatios> ratios;
+  std::vector<std::vector<bool>> seen;  // per job: the pairs of types it told `ratios` (observe_fits)
   // Types with their own measured step times (GpuType::apps): one cache
   // per (type, application), made on first use.
   std::map<std::pair<int, std::string>, std::unique_ptr<StepTimeCache>> profiled;
@@ -129,14 +130,12 @@ static void move_job(SimJob& job, const Placement& p, const std::vector<int>& co
 }
 
 // A completed job that ran on several types tells the ratios what it saw.
-static void learn_ratios(SimJob& job, Hetero& h) {
+static void learn_ratios(SimJob& job, std::size_t i, Hetero& h) {
   if (!h.typed) return;
-  const double m = job.app().min_local_bsz();
-  for (int a = 0; a < job.model_slots(); ++a)
-    for (int b = a + 1; b < job.model_slots(); ++b) {
-      const std::optional<PerfParams> pa = job.perf_params(a), pb = job.perf_params(b);
-      if (pa && pb) h.ratios->observe(a, b, predict_grad_time(*pa, m), predict_grad_time(*pb, m));
-    }
+  std::vector<std::optional<PerfParams>> fits;
+  for (int t = 0; t < job.model_slots(); ++t) fits.push_back(job.perf_params(t));
+  if (h.seen.size() <= i) h.seen.resize(i + 1);
+  observe_fits(*h.ratios, fits, std::max(1, job.app().limits().min_atomic), h.seen[i]);
 }
 
 // sched/pollux's arrivals round (SimOptions::arrivals_tick): the policy
@@ -229,9 +228,11 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
   if (!options.gpu_types.empty()) {
     std::size_t n = 0;
     std::vector<double> seed;
+    std::vector<bool> told;
     for (std::size_t t = 0; t < options.gpu_types.size(); ++t) {
       const GpuType& g = options.gpu_types[t];
       seed.push_back(g.speed);
+      told.push_back(g.speed_told);
       for (int k = 0; k < g.nodes && n < nodes.size(); ++k) {
         if (g.gpus_per_node > 0) nodes[n].gpus = g.gpus_per_node;
         hetero.node_type[n++] = static_cast<int>(t);
@@ -245,7 +246,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     hetero.types = options.gpu_types;
     hetero.typed = ((kind == Kind::kPollux && options.type_aware) || kind == Kind::kSia) && options.gpu_types.size() > 1;
     if (hetero.typed) {
-      hetero.ratios = std::make_unique<TypeRatios>(seed);
+      hetero.ratios = std::make_unique<TypeRatios>(seed, told);
       for (std::size_t k = 0; k < nodes.size(); ++k) nodes[k].type = hetero.node_type[k];
     }
   }
@@ -282,7 +283,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       jobs[i].step(tick, shared[i] ? options.interference : 0.0);
       if (!was && jobs[i].complete()) {
         ++completed;
-        learn_ratios(jobs[i], hetero);
+        learn_ratios(jobs[i], i, hetero);
       }
     }
     now += tick;
@@ -306,6 +307,9 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       ++incomplete;
       if (jobs[i].submit_time() > now) continue;
       const WorkloadJob& w = workload.jobs[i];
+      // As sched/pollux's learner, each round: a job with fits on two types
+      // tells the ratios once per pair (and ends their exploration).
+      learn_ratios(jobs[i], i, hetero);
       active.push_back(i);
       current.push_back(alloc[i]);
       switch (kind) {

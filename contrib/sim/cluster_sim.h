@@ -36,6 +36,9 @@ struct GpuType {
   /// What the scheduler is told (TypeRatios' seed): its compute speed
   /// relative to the traces' GPUs (T_grad there / T_grad on this type).
   double speed = 1.0;
+  /// Whether the scheduler is told `speed` (TypeRatios' `known`); false:
+  /// a seed of 1 it explores.
+  bool speed_told = true;
   /// The true compute speed per application (default: `speed`); the
   /// simulated jobs run at it.
   std::map<std::string, double> app_speed;

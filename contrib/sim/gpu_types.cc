@@ -40,8 +40,13 @@ std::vector<GpuType> read_gpu_types(const std::string& path) {
       g.profile = t.text(r, profile);
       if (g.profile.find_first_of("/.") != std::string::npos) t.fail(r, "column profile: a name, not a path");
     }
-    g.speed = t.number(r, speed);
-    if (!(g.speed > 0)) t.fail(r, "column speed: must be positive");
+    if (t.text(r, speed) == "-") {  // not told: the scheduler explores it
+      g.speed = 1.0;
+      g.speed_told = false;
+    } else {
+      g.speed = t.number(r, speed);
+      if (!(g.speed > 0)) t.fail(r, "column speed: must be positive, or '-' (not told)");
+    }
     for (const auto& [c, app] : apps) {
       const double v = t.number(r, c);
       if (!(v > 0)) t.fail(r, "column " + app + ": must be positive");

@@ -9,7 +9,10 @@
 // `speed` is what the scheduler is told of the type (TypeRatios' seed: the
 // compute speed of one micro-step relative to the traces' GPUs, the T4 of
 // the Pollux testbed); a column named after an application gives that
-// application's true speed on the type (default: `speed`). The simulated
+// application's true speed on the type (default: `speed`). A `speed` of
+// `-` tells the scheduler nothing (seed 1, explored as sched/pollux
+// explores a type pollux_gpu_type_speeds does not name; true speed 1
+// where no profile or application column gives it). The simulated
 // jobs run at the true speeds: T_grad = (step - sync) / speed, sync as
 // traced. Bad input is an InputError naming the file and line.
 #ifndef POLLUX_SIM_GPU_TYPES_H

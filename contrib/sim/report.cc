@@ -77,8 +77,9 @@ void print_table(std::ostream& out, const SimOptions& o, const std::vector<RunRe
   if (!o.gpu_types.empty()) {
     out << "GPU types:";
     for (const GpuType& g : o.gpu_types) {
-      std::snprintf(line, sizeof line, "%s %s %d nodes x %d GPUs (speed %g%s%s)", &g == &o.gpu_types.front() ? "" : ",",
-                    g.name.c_str(), g.nodes, node_gpus(g, o), g.speed,
+      const std::string speed = g.speed_told ? json_number(g.speed) : std::string("not told");
+      std::snprintf(line, sizeof line, "%s %s %d nodes x %d GPUs (speed %s%s%s)", &g == &o.gpu_types.front() ? "" : ",",
+                    g.name.c_str(), g.nodes, node_gpus(g, o), speed.c_str(),
                     g.apps != nullptr ? ", Sia's profile " : "", g.apps != nullptr ? g.profile.c_str() : "");
       out << line;
     }
@@ -114,7 +115,7 @@ std::string to_json(const SimOptions& o, const std::string& traces_dir, const st
     for (const GpuType& g : o.gpu_types)
       j << (&g == &o.gpu_types.front() ? "" : ", ") << "{\"name\": " << json_string(g.name)
         << ", \"nodes\": " << g.nodes << ", \"gpus_per_node\": " << node_gpus(g, o)
-        << ", \"speed\": " << json_number(g.speed) << "}";
+        << ", \"speed\": " << (g.speed_told ? json_number(g.speed) : std::string("null")) << "}";
     j << "]";
   }
   j << "},\n";

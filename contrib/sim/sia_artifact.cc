@@ -49,7 +49,7 @@ void attach_profiles(std::vector<GpuType>& types, const std::string& traces_dir,
       log_ratio += std::log(one_gpu_throughput(c.load(app)) / one_gpu_throughput(base.get(app)));
     }
     g.apps = &c;
-    if (!apps.empty()) g.speed = std::exp(log_ratio / static_cast<double>(apps.size()));
+    if (!apps.empty() && g.speed_told) g.speed = std::exp(log_ratio / static_cast<double>(apps.size()));
   }
 }
 

@@ -1,14 +1,19 @@
 // A job's goodput per GPU type (see pollux/typed_goodput.h).
 #include "pollux/typed_goodput.h"
 
+#include "pollux/throughput.h"
+
 #include <cmath>
 #include <memory>
 #include <stdexcept>
 
 namespace pollux {
 
-TypeRatios::TypeRatios(std::vector<double> seed) : seed_(std::move(seed)) {
+TypeRatios::TypeRatios(std::vector<double> seed, std::vector<bool> known)
+    : seed_(std::move(seed)), known_(std::move(known)) {
   if (seed_.empty()) throw std::invalid_argument("TypeRatios: no GPU type");
+  if (known_.empty()) known_.assign(seed_.size(), true);
+  if (known_.size() != seed_.size()) throw std::invalid_argument("TypeRatios: one 'known' flag per GPU type expected");
   for (double s : seed_)
     if (!std::isfinite(s) || s <= 0) throw std::invalid_argument("TypeRatios: a speed must be finite and positive");
   log_sum_.assign(seed_.size() * seed_.size(), 0.0);
@@ -20,6 +25,33 @@ double TypeRatios::grad_time_ratio(int from, int to) const noexcept {
   const std::size_t k = static_cast<std::size_t>(from) * seed_.size() + static_cast<std::size_t>(to);
   const double prior = std::log(seed_[from] / seed_[to]);  // T_to / T_from = speed_from / speed_to
   return std::exp((prior + log_sum_[k]) / (1.0 + count_[k]));
+}
+
+bool TypeRatios::explored(int a, int b) const noexcept {
+  if (a < 0 || b < 0 || a >= types() || b >= types() || a == b) return true;
+  return known_[a] || known_[b] || observations(a, b) > 0;
+}
+
+double TypeRatios::estimate_ratio(int from, int to) const noexcept {
+  const double r = grad_time_ratio(from, to);
+  return explored(from, to) ? r : r / kExploreSpeedup;
+}
+
+bool observe_fits(TypeRatios& ratios, const std::vector<std::optional<PerfParams>>& fits, double micro_batch,
+                  std::vector<bool>& seen) {
+  if (static_cast<int>(fits.size()) != ratios.types()) return false;
+  const std::size_t n = fits.size();
+  seen.resize(n * n, false);
+  bool told = false;
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = a + 1; b < n; ++b) {
+      if (!fits[a] || !fits[b] || seen[a * n + b]) continue;
+      ratios.observe(static_cast<int>(a), static_cast<int>(b), predict_grad_time(*fits[a], micro_batch),
+                     predict_grad_time(*fits[b], micro_batch));
+      seen[a * n + b] = true;
+      told = true;
+    }
+  return told;
 }
 
 void TypeRatios::observe(int a, int b, double grad_time_a, double grad_time_b) noexcept {
@@ -67,7 +99,7 @@ TypedGoodput::TypedGoodput(const std::vector<std::optional<PerfParams>>& fitted,
       source_[t] = TypeModelSource::kFitted;
     } else if (from >= 0) {
       PerfParams p = *fitted[from];
-      const double r = ratios.grad_time_ratio(from, t);
+      const double r = ratios.estimate_ratio(from, t);
       p.alpha_c *= r;
       p.beta_c *= r;
       perf_[t] = p;

@@ -55,6 +55,19 @@ std::vector<double> type_speed_seed(const std::vector<std::string>& types, const
   return out;
 }
 
+std::vector<bool> type_speed_known(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds) {
+  std::vector<bool> out(types.size(), false);
+  for (std::size_t t = 0; t < types.size(); ++t)
+    for (const auto& speed : speeds)
+      if (lower(speed.first) == lower(types[t])) out[t] = true;
+  return out;
+}
+
+TypeRatios seeded_type_ratios(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds) {
+  if (types.empty()) return TypeRatios({1.0});
+  return TypeRatios(type_speed_seed(types, speeds), type_speed_known(types, speeds));
+}
+
 std::vector<std::optional<PerfParams>> fits_by_type(const std::optional<JobModel>& model,
                                                     const std::vector<std::string>& types, int running_type) {
   std::vector<std::optional<PerfParams>> out(types.size());
@@ -130,7 +143,7 @@ const TypeRatios& TypeSpeedLearner::ratios(const std::vector<std::string>& types
     types_ = types;
     speeds_ = speeds;
     seed_ = types.empty() ? std::vector<double>{1.0} : type_speed_seed(types, speeds);
-    ratios_.emplace(seed_);
+    ratios_.emplace(seeded_type_ratios(types, speeds));
     seen_.clear();
     changed_ = true;
     const bool carried = before && carry(*before);
@@ -174,18 +187,7 @@ bool TypeSpeedLearner::carry(const LearntTypeSpeeds& from) {
 void TypeSpeedLearner::learn(std::uint32_t job_id, const std::vector<std::optional<PerfParams>>& fits,
                              const BatchLimits& limits) {
   if (!ratios_ || static_cast<int>(fits.size()) != ratios_->types()) return;
-  const std::size_t n = fits.size();
-  std::vector<bool>& seen = seen_[job_id];
-  seen.resize(n * n, false);
-  const double m = std::max(1, limits.min_atomic);
-  for (std::size_t a = 0; a < n; ++a)
-    for (std::size_t b = a + 1; b < n; ++b) {
-      if (!fits[a] || !fits[b] || seen[a * n + b]) continue;
-      ratios_->observe(static_cast<int>(a), static_cast<int>(b), predict_grad_time(*fits[a], m),
-                       predict_grad_time(*fits[b], m));
-      seen[a * n + b] = true;
-      changed_ = true;
-    }
+  if (observe_fits(*ratios_, fits, std::max(1, limits.min_atomic), seen_[job_id])) changed_ = true;
 }
 
 void TypeSpeedLearner::forget_others(std::vector<std::uint32_t> alive) {

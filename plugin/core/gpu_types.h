@@ -14,7 +14,10 @@
 //   and the fits on other types it ran on before (type_perf). Types it has
 //   not run on get estimates through TypeRatios: seeded by the
 //   administrator (pollux_gpu_type_speeds; 1 for a type not named), and
-//   learnt from jobs with fits on two types (TypeSpeedLearner).
+//   learnt from jobs with fits on two types (TypeSpeedLearner). Between
+//   two types not named, until the first job has fits on both, the
+//   estimate is optimistic (libgoodput's exploration, typed_goodput.h), so
+//   that a cluster started without speeds learns them.
 // - A cluster of one type (or untyped) has no per-type model at all: the
 //   policy sees exactly what it saw before types existed.
 #ifndef POLLUX_SCHED_GPU_TYPES_H
@@ -53,6 +56,11 @@ int match_gpu_type(std::string_view hint_type, const std::vector<std::string>& t
 /// TypeRatios' seed for `types`: the administrator's speed of each, 1 for a
 /// type not named.
 std::vector<double> type_speed_seed(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds);
+/// Which of `types` the administrator named (TypeRatios' `known`): a pair
+/// of types neither named is explored until a job has run on both.
+std::vector<bool> type_speed_known(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds);
+/// The TypeRatios of `types` before anything is learnt.
+TypeRatios seeded_type_ratios(const std::vector<std::string>& types, const GpuTypeSpeeds& speeds);
 
 /// The job's throughput fits on the cluster's types: the hint's own on the
 /// type its gpu_type names, or on `running_type` (-1: none) when it names

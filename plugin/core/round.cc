@@ -461,7 +461,7 @@ std::vector<TypedJobModel> type_models(const Snapshot& snap, const std::vector<J
   if (!typed_cluster(snap)) return out;
   std::optional<TypeRatios> seeded;
   if (ratios == nullptr || ratios->types() != static_cast<int>(snap.gpu_types.size())) {
-    seeded.emplace(type_speed_seed(snap.gpu_types, params.gpu_type_speeds));
+    seeded.emplace(seeded_type_ratios(snap.gpu_types, params.gpu_type_speeds));
     ratios = &*seeded;
   }
   out.reserve(snap.jobs.size());

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "pollux/job_description.h"
+#include "pollux/throughput.h"
 #include "pollux/typed_goodput.h"
 
 namespace pollux {
@@ -78,6 +79,61 @@ TEST(TypedGoodput, FittedTypesAreUsedAndOthersEstimatedFromRatios) {
   const TypedGoodput own({kPerf, faster(kPerf, 1.5)}, kGrad, kLimits, r);
   EXPECT_EQ(own.source(1), TypeModelSource::kFitted);
   EXPECT_DOUBLE_EQ(own.perf(1).alpha_c, kPerf.alpha_c / 1.5);
+}
+
+// Issue 34: types whose speeds nobody gave. Until a job has run on both
+// types of a pair, an estimate across it is optimistic both ways
+// (kExploreSpeedup), so that the policy moves a job there to measure it;
+// the first observation ends it. A pair with a given speed never explores.
+TEST(TypeRatios, APairOfUntoldSpeedsIsExploredUntilItsFirstObservation) {
+  TypeRatios r({1.0, 1.0, 1.0}, {false, false, true});
+  EXPECT_FALSE(r.explored(0, 1));
+  EXPECT_TRUE(r.explored(0, 2));  // a given speed is relative to the others' seeds
+  EXPECT_TRUE(r.explored(1, 1));
+  EXPECT_DOUBLE_EQ(r.grad_time_ratio(0, 1), 1.0);  // the ratio itself is the seeds'
+  EXPECT_DOUBLE_EQ(r.estimate_ratio(0, 1), 1.0 / TypeRatios::kExploreSpeedup);
+  EXPECT_DOUBLE_EQ(r.estimate_ratio(1, 0), 1.0 / TypeRatios::kExploreSpeedup);
+  EXPECT_DOUBLE_EQ(r.estimate_ratio(0, 2), 1.0);
+  r.observe(1, 0, 0.1, 0.25);  // type 1 is 2.5 times as fast
+  EXPECT_TRUE(r.explored(0, 1));
+  EXPECT_DOUBLE_EQ(r.estimate_ratio(0, 1), r.grad_time_ratio(0, 1));
+  EXPECT_LT(r.estimate_ratio(0, 1), 1.0);
+  EXPECT_GT(r.estimate_ratio(1, 0), 1.0);
+  // Every speed given (the default): nothing explored.
+  EXPECT_TRUE(TypeRatios({1.0, 1.0}).explored(0, 1));
+  EXPECT_THROW(TypeRatios({1.0, 1.0}, {false}), std::invalid_argument);
+}
+
+TEST(TypedGoodput, AnUnexploredTypeLooksFasterFromEitherSide) {
+  const TypeRatios r({1.0, 1.0}, {false, false});
+  for (int from = 0; from < 2; ++from) {
+    std::vector<std::optional<PerfParams>> fits(2);
+    fits[from] = kPerf;
+    const TypedGoodput g(fits, kGrad, kLimits, r);
+    EXPECT_EQ(g.source(1 - from), TypeModelSource::kEstimated);
+    EXPECT_DOUBLE_EQ(g.perf(1 - from).alpha_c, kPerf.alpha_c / TypeRatios::kExploreSpeedup);
+    EXPECT_EQ(g.best_type(), 1 - from) << from;
+  }
+  // Without a fit on any type: the seeds, no preference.
+  const TypedGoodput none({std::nullopt, std::nullopt}, kGrad, kLimits, r);
+  const auto s = none.speedups();
+  EXPECT_DOUBLE_EQ(s[0](1, 4), s[1](1, 4));
+}
+
+TEST(TypeRatios, AJobsFitsAreObservedOncePerPair) {
+  TypeRatios r({1.0, 1.0, 1.0}, {false, false, false});
+  std::vector<bool> seen;
+  EXPECT_FALSE(observe_fits(r, {kPerf, std::nullopt, std::nullopt}, 16, seen));
+  EXPECT_TRUE(observe_fits(r, {kPerf, faster(kPerf, 2.5), std::nullopt}, 16, seen));
+  EXPECT_FALSE(observe_fits(r, {kPerf, faster(kPerf, 2.5), std::nullopt}, 16, seen));  // told already
+  EXPECT_EQ(r.observations(0, 1), 1);
+  EXPECT_NEAR(std::exp(r.log_ratio_sum(0, 1)),
+              predict_grad_time(faster(kPerf, 2.5), 16) / predict_grad_time(kPerf, 16), 1e-12);
+  EXPECT_TRUE(observe_fits(r, {kPerf, faster(kPerf, 2.5), kPerf}, 16, seen));  // the new pairs only
+  EXPECT_EQ(r.observations(0, 1), 1);
+  EXPECT_EQ(r.observations(0, 2), 1);
+  EXPECT_EQ(r.observations(1, 2), 1);
+  EXPECT_FALSE(observe_fits(r, {kPerf}, 16, seen));  // not one slot per type
 }
 
 TEST(TypedGoodput, SpeedupsShareTheBestOneGpuBase) {

@@ -256,6 +256,44 @@ TEST(TypedRound, ThePolicySeesEachJobsSpeedupOnEachTypeAndTheNodesTypes) {
                                                            TypeRatios({1, 2.5})).models[1], 1, 2).goodput);
 }
 
+// Issue 34: without pollux_gpu_type_speeds, a job measured on one type sees
+// a type it has not run on as faster (TypeRatios::kExploreSpeedup), until
+// some job has run on both; with the speeds given, or once learnt, it sees
+// the ratio.
+TEST(TypedRound, WithoutSpeedsATypeNoJobRanOnIsExploredUntilLearnt) {
+  EXPECT_EQ(type_speed_known({"a100", "h100", "v100"}, {{"H100", 2}}), (std::vector<bool>{false, true, false}));
+  JobModel m = model_of(pollux::test::full_hint());
+  m.gpu_type = "a100";
+  auto seen = [&](const Params& params, const TypeRatios* ratios) {
+    Snapshot snap = typed_snapshot();
+    snap.jobs = {pending(7)};
+    ScriptedPolicy policy;
+    policy.answer = {on({{0, 2}})};
+    const RoundResult r = plan_round(snap, {input_with(m)}, params, &policy, false, ratios);
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    const JobInfo& j = policy.seen_jobs.at(0);
+    return std::make_pair(j.speedup_by_type.at(0)(1, 1), j.speedup_by_type.at(1)(1, 1));
+  };
+  const auto [a, h] = seen(Params{}, nullptr);
+  EXPECT_NEAR(h, 1.0, 1e-9);  // the base: h100 looks faster
+  EXPECT_LT(a, 0.9);
+  Params told;
+  told.gpu_type_speeds = {{"a100", 1}, {"h100", 1}};
+  const auto [a1, h1] = seen(told, nullptr);
+  EXPECT_DOUBLE_EQ(a1, h1);
+  // A job that ran on both at the same speed: the pair is explored.
+  TypeSpeedLearner learner;
+  Snapshot snap = typed_snapshot();
+  snap.jobs = {pending(8)};
+  JobModel both = m;
+  both.type_perf = {{"h100", m.perf}};
+  const TypeRatios* r = learn_type_ratios(snap, {input_with(both)}, Params{}, learner);
+  ASSERT_NE(r, nullptr);
+  EXPECT_TRUE(r->explored(0, 1));
+  const auto [a2, h2] = seen(Params{}, r);
+  EXPECT_DOUBLE_EQ(a2, h2);
+}
+
 TEST(TypedRound, APlacementAcrossTypesIsRefused) {
   Snapshot snap = typed_snapshot();
   snap.jobs = {pending(7)};

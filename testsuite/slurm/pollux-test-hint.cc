@@ -6,12 +6,14 @@
 //
 //   pollux-test-hint --spool DIR [--job ID] [--scaling good|poor|none]
 //                    [--profiled R] [--ack] [--step N] [--signal SIG]
-//                    [--gpu-type NAME] [--speed S]
+//                    [--gpu-type NAME] [--speed S] [--ran-on TYPE:SPEED...]
 // Job id, node and replica counts and the restart count default to the
 // job's SLURM_* environment; the GPU type and its speed to what
 // pollux-local-cluster --gpu-types's TaskProlog exports (POLLUX_GPU_TYPE,
 // POLLUX_GPU_SPEED): the model's compute time is divided by the speed, as
-// if measured there.
+// if measured there. --ran-on names the types the job ran on before (the
+// job script keeps them across restarts): each but the current one gets
+// the model's fit there (type_perf), as the agent keeps a fit per type.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -34,6 +36,15 @@ double now() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// The "good" model (compute-bound, cheap synchronisation) as measured on
+// a GPU `speed` times as fast as the base one.
+pollux::PerfParams good_perf(double speed) {
+  pollux::PerfParams p{0.05, 0.002, 0.01, 0.0005, 0.005, 0.0002, 1.5};
+  p.alpha_c /= speed;
+  p.beta_c /= speed;
+  return p;
 }
 
 }  // namespace
@@ -60,6 +71,8 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-type", gpu_type, "the GPU type measured on (default: $POLLUX_GPU_TYPE; empty: unknown)");
   app.add_option("--speed", speed, "the GPU's relative speed (default: $POLLUX_GPU_SPEED, else 1)")
       ->check(CLI::PositiveNumber);
+  std::vector<std::string> ran_on;
+  app.add_option("--ran-on", ran_on, "TYPE:SPEED of a GPU type the job ran on before (repeatable)");
   app.add_flag("--ack", ack, "acknowledge a checkpoint request (checkpoint.ready_for_requeue, now)");
   CLI11_PARSE(app, argc, argv);
   if (job <= 0) {
@@ -82,7 +95,7 @@ int main(int argc, char** argv) {
   h.progress = static_cast<double>(step);
   h.max_profiled_replicas = profiled >= 0 ? profiled : replicas;
   if (scaling == "good") {  // compute-bound, cheap synchronisation, large gradient noise scale
-    h.perf = pollux::PerfParams{0.05, 0.002, 0.01, 0.0005, 0.005, 0.0002, 1.5};
+    h.perf = good_perf(1.0);
     h.grad = pollux::GradStats{0.01, 10.0};
   } else if (scaling == "poor") {  // synchronisation dominates: more GPUs slow it down
     h.perf = pollux::PerfParams{0.01, 0.0001, 5.0, 1.0, 5.0, 1.0, 1.0};
@@ -93,6 +106,17 @@ int main(int argc, char** argv) {
     h.perf->beta_c /= speed;
   }
   h.gpu_type = pollux::normalize_gpu_type(gpu_type);
+  if (scaling == "good")  // on each other type at its speed
+    for (const std::string& r : ran_on) {
+      const std::size_t colon = r.rfind(':');
+      const std::string name = pollux::normalize_gpu_type(r.substr(0, colon));
+      const double s = colon == std::string::npos ? 1.0 : std::atof(r.c_str() + colon + 1);
+      if (name.empty() || name == h.gpu_type || !(s > 0) || h.type_perf.size() >= pollux::kHintMaxTypes) continue;
+      bool dup = false;
+      for (const pollux::HintTypePerf& t : h.type_perf) dup = dup || t.gpu_type == name;
+      if (dup) continue;
+      h.type_perf.push_back(pollux::HintTypePerf{name, good_perf(s)});
+    }
   h.resize_signal = signal;
   if (ack) h.checkpoint = pollux::HintCheckpoint{step, now(), true};
   const std::string err = pollux::write_hint_file(spool, h);

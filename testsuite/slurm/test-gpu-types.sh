@@ -7,9 +7,12 @@
 # ones runs where Slurm puts it, never touched, and no node is
 # over-allocated; the elastic jobs stay on one type each throughout;
 # (d) what the plugin learnt of the types' speeds is kept in
-# StateSaveLocation and restored by a restarted slurmctld.
+# StateSaveLocation and restored by a restarted slurmctld. The speeds
+# reach sched/pollux through pollux-local-cluster --tell-speeds.
 source "$(dirname "$0")/lib.sh"
-start_cluster "pollux_gpu_type_speeds=h100=3" --gpu-types a100:2,h100:2:3
+start_cluster "" --gpu-types a100:2,h100:2:3 --tell-speeds
+grep >/dev/null '^SchedulerParameters=.*,pollux_gpu_type_speeds=a100=1:h100=3' "$CLUSTER_DIR/etc/slurm.conf" ||
+  fail "--tell-speeds: $(grep SchedulerParameters "$CLUSTER_DIR/etc/slurm.conf")"
 mkdir -p "$CLUSTER_DIR/jobs"
 declare -A type_of=([n1]=a100 [n2]=a100 [n3]=h100 [n4]=h100)
 types_of() {  # types_of JOB [granted|decided]: the GPU types of its nodes, sorted, distinct

@@ -15,6 +15,17 @@
 // marked as such and is replaced by the job's own fit once it has run on
 // that type (doc/libgoodput.md says why ratios rather than a profile run
 // per type).
+//
+// Exploration: a type whose speed nobody gave (TypeRatios' `known`) has
+// only a guess for a seed. A pair of two such types has no known ratio
+// (one given speed is a ratio to the others' seeds: that pair is known);
+// until one job has run on both (the pair's first observation), an
+// estimate across it is
+// optimistic: the other type kExploreSpeedup times faster than the
+// seeds say, both ways, so that the policy moves a job there when it has
+// room and its gain outweighs the restart. The cost is bounded: a job
+// is moved for it at most once per type (afterwards it has its own fit
+// there, never an estimate), and only while the pair is unobserved.
 #ifndef POLLUX_TYPED_GOODPUT_H
 #define POLLUX_TYPED_GOODPUT_H
 
@@ -33,9 +44,24 @@ class TypeRatios {
   /// `seed[t]` > 0: the prior speed of type t (any unit, e.g. 1 for the
   /// slowest). Throws std::invalid_argument for an empty seed or a speed
   /// that is not finite and positive.
-  explicit TypeRatios(std::vector<double> seed);
+  /// `known[t]`: type t's seed was given (by the administrator, or a
+  /// published figure); false: a guess. Empty: all given (no exploration).
+  /// Throws std::invalid_argument also when `known` is neither empty nor
+  /// one per type.
+  explicit TypeRatios(std::vector<double> seed, std::vector<bool> known = {});
+
+  /// How much faster than its seed an unexplored type is assumed to be.
+  static constexpr double kExploreSpeedup = 2.0;
 
   int types() const noexcept { return static_cast<int>(seed_.size()); }
+  /// Whether the ratio between a and b is known: either's seed given (a
+  /// given speed is relative to the others' seeds), or at least one
+  /// observation between them (a == b: true).
+  bool explored(int a, int b) const noexcept;
+  /// T_grad on `to` / T_grad on `from` for an estimate of a job's
+  /// throughput on `to` from its fit on `from`: grad_time_ratio(), divided
+  /// by kExploreSpeedup when the pair is not explored().
+  double estimate_ratio(int from, int to) const noexcept;
   /// T_grad on `to` / T_grad on `from`: the prior's ratio, moved towards
   /// the geometric mean of the ratios observed between the two types (the
   /// prior counts as one observation).
@@ -56,14 +82,23 @@ class TypeRatios {
 
  private:
   std::vector<double> seed_;
+  std::vector<bool> known_;
   std::vector<double> log_sum_;  // [a * T + b]: sum of log(T_b / T_a)
   std::vector<int> count_;
 };
 
+/// One job's micro-step times on the types it has fits on, told to
+/// `ratios` once per pair of types: `fits[t]` its fit on type t (one per
+/// type), evaluated at `micro_batch`; `seen[a * T + b]` (resized to T x T)
+/// marks the pairs already told for this job. The one learning rule of
+/// sched/pollux's learner and pollux-sim. Returns whether it told any.
+bool observe_fits(TypeRatios& ratios, const std::vector<std::optional<PerfParams>>& fits, double micro_batch,
+                  std::vector<bool>& seen);
+
 /// Where a type's throughput model comes from.
 enum class TypeModelSource {
   kFitted,     ///< the job's own profile on that type
-  kEstimated,  ///< another type's fit, scaled by TypeRatios
+  kEstimated,  ///< another type's fit, scaled by TypeRatios (estimate_ratio: optimistic while unexplored)
   kNone,       ///< no fit on any type yet
 };
 
