@@ -200,7 +200,8 @@ std::optional<JobState> parse_comment(std::string_view comment, std::string* pro
     }  // the view's keys, and keys a newer version may add
   }
   if (!have_phase || !have_range || !have_alloc || !have_since) return std::nullopt;
-  if ((s.phase == Phase::kStarting || s.phase == Phase::kRunning) && s.alloc.empty()) return std::nullopt;
+  if ((s.phase == Phase::kStarting || s.phase == Phase::kRunning || s.phase == Phase::kSuspended) && s.alloc.empty())
+    return std::nullopt;
   if (s.phase == Phase::kHeld && !s.alloc.empty()) return std::nullopt;
   return s;
 }
