@@ -515,7 +515,7 @@ std::vector<TypedJobModel> type_models(const Snapshot& snap, const std::vector<J
   for (std::size_t i = 0; i < snap.jobs.size(); ++i) {
     const ElasticJobSnapshot& j = snap.jobs[i];
     out.push_back(typed_job_model(inputs[i].model, allowed_range(j).value_or(j.range), snap.gpu_types,
-                                  j.running ? placement_type(j.current, snap.nodes) : -1, *ratios));
+                                  j.running || j.suspended ? placement_type(j.current, snap.nodes) : -1, *ratios));
   }
   return out;
 }
