@@ -126,7 +126,10 @@ Snapshot take_snapshot(double now) {
       e.running = running;
       e.suspended = suspended;
       e.held_by_pollux = held_by_pollux(job);
-      e.held_by_other = job->priority == 0 && !e.held_by_pollux;  // running too: held while it runs
+      // Running too: held while it runs. Slurm sets a job it suspends
+      // (scontrol suspend) to priority 0 itself, against a gang resume:
+      // no one's hold.
+      e.held_by_other = job->priority == 0 && !e.held_by_pollux && !suspended;
       e.range = state ? state->range : *classify(shape_of(job));
       if (running || suspended) e.current = placement_of(job);
       if (state) e.decided = to_placement(state->alloc, snap.nodes);
