@@ -59,8 +59,7 @@ class Why {
     kNodeFailed,       ///< requeued, still completing on a node not responding
     kLimits,           ///< Slurm allows it no size
     kBegin,            ///< a begin time in the future that no requeue set
-    // why a running job kept its size in a periodic round (not_grown), or
-    // why it cannot be resized
+    // what keeps a running job from growing (its view's cap=, not_grown)
     kAtMax,        ///< at the largest size its range, Slurm's limits and its batch size allow
     kProfiled,     ///< at twice the GPUs its hints profiled (Pollux's rule: grows at most 2x past them)
     kNoFreeGpus,   ///< no larger size fits in the GPUs free to it (nodes it may use, of its type)

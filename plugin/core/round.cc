@@ -198,23 +198,12 @@ JobView view_of(const Snapshot& snap, const std::optional<JobModel>& model, cons
   return v;
 }
 
-// A running job whose hint is missing while the spool is full says so
-// (why=spool-full), and stops saying so once either is over.
-void spool_reason(const Snapshot& snap, const ElasticJobSnapshot& j, const JobInput& in, const Params& params,
-                  JobState& st) {
-  if (!j.running || st.phase != Phase::kRunning) return;
-  const bool no_hint = !elastic_kind(in, params) && in.hint_restarts < 0 && !in.model;
-  if (snap.spool_full && no_hint) st.why = Why::kSpoolFull;
-  else if (st.why == Why::kSpoolFull) st.why.clear();
-}
-
 // A job left out of the round (see cannot_start): a pending one gets no
 // GPUs and is held by sched/pollux with the reason, unless a user or
 // administrator holds it (never touched); a running one held by them keeps
 // its size (a pending checkpoint for a resize is called off); a suspended
 // one keeps its GPUs and is left alone.
-JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& in, const Params& params,
-                           const TypedJobModel* typed) {
+JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& in, const TypedJobModel* typed) {
   const ElasticJobSnapshot& j = snap.jobs[i];
   JobDecision d;
   d.job = i;
@@ -225,7 +214,6 @@ JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& 
   } else if (j.running) {
     if (st.phase == Phase::kCheckpointing) cancel_resize(st, to_alloc(j.current, snap.nodes), snap.now);
     else run_at(st, to_alloc(j.current, snap.nodes), snap.now);
-    spool_reason(snap, j, in, params, st);
   } else {
     hold(st, cannot_start(j, snap.now), snap.now);
     // Slurm's reason for "limits": its own, or the sizes it refused.
@@ -630,7 +618,7 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
 // State transitions of a scheduled job given placement `p`: what changes
 // in Slurm (hold, release, signal, requeue) and its new state.
 JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, const Placement& p,
-                   const Params& params, const TypedJobModel* typed, Why kept) {
+                   const Params& params, const TypedJobModel* typed) {
   const ElasticJobSnapshot& j = snap.jobs[i];
   JobDecision d;
   d.job = i;
@@ -656,8 +644,6 @@ JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, cons
   } else if (prev.phase != Phase::kCheckpointing) {
     if (p == j.current) {
       run_at(st, to_alloc(j.current, snap.nodes), snap.now);
-      if (!kept.empty()) st.why = kept;
-      spool_reason(snap, j, in, params, st);
     } else {
       d.action = Action::kSignal;
       d.signal = in.resize_signal;
@@ -685,10 +671,26 @@ JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, cons
 // and for running jobs without a time limit the EndTime backfill plans
 // with, refreshed once it is a round old (it never comes within a minute
 // of now).
-void finish(RoundResult& result, const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params) {
+// What caps a running job's size (the comment's cap=): spool-full while
+// its hint is missing in a full spool; else the reason a round whose
+// policy answer was used gave (`kept`, not_grown()); else, while it runs
+// on at the size it had, the one its comment already says.
+Why cap_of(const Snapshot& snap, const ElasticJobSnapshot& j, const JobInput& in, const Params& params,
+           const JobDecision& d, Why kept) {
+  if (!j.running || d.state.phase != Phase::kRunning) return {};
+  if (snap.spool_full && !elastic_kind(in, params) && in.hint_restarts < 0 && !in.model) return Why::kSpoolFull;
+  if (!kept.empty()) return kept;
+  const bool same_run = j.state && j.state->phase == Phase::kRunning;
+  const Why before = parse_comment_cap(j.system_comment);
+  return same_run && before != Why::kSpoolFull ? before : Why();
+}
+
+void finish(RoundResult& result, const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
+            const std::vector<Why>& kept) {
   const double end = expected_end(snap.now, params);
   for (JobDecision& d : result.decisions) {
     d.view.kind = elastic_kind(inputs[d.job], params) ? "elastic" : "moldable";
+    d.view.cap = cap_of(snap, snap.jobs[d.job], inputs[d.job], params, d, kept[d.job]);
     d.view.start = requeue_start(snap.jobs[d.job], d.state, d.action, snap.now).value_or(0);
     d.comment = format_comment(d.view, d.state);
     const ElasticJobSnapshot& j = snap.jobs[d.job];
@@ -713,16 +715,16 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
                                                    cap.gpus, promised, typed, result, max_replicas);
   std::vector<int> free = cap.gpus;  // what the round leaves unused
   for (const Placement& p : chosen) add(free, p, -1);
+  std::vector<Why> kept(snap.jobs.size());  // per job: why the policy kept it at its size
   for (std::size_t k = 0; k < jobs.scheduled.size(); ++k) {
     const std::size_t i = jobs.scheduled[k];
     const ElasticJobSnapshot& j = snap.jobs[i];
-    const bool kept = max_replicas[k] > 0 && j.running && chosen[k] == j.current && phase_of(j) != Phase::kCheckpointing;
-    const Why why = kept ? not_grown(snap, j, inputs[i], max_replicas[k], free) : Why();
-    result.decisions.push_back(decide(snap, i, inputs[i], chosen[k], params, typed_of(typed, i), why));
+    if (max_replicas[k] > 0 && j.running && chosen[k] == j.current && phase_of(j) != Phase::kCheckpointing)
+      kept[i] = not_grown(snap, j, inputs[i], max_replicas[k], free);
+    result.decisions.push_back(decide(snap, i, inputs[i], chosen[k], params, typed_of(typed, i)));
   }
-  for (std::size_t i : jobs.outside)
-    result.decisions.push_back(decide_outside(snap, i, inputs[i], params, typed_of(typed, i)));
-  finish(result, snap, inputs, params);
+  for (std::size_t i : jobs.outside) result.decisions.push_back(decide_outside(snap, i, inputs[i], typed_of(typed, i)));
+  finish(result, snap, inputs, params, kept);
   return result;
 }
 

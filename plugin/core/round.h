@@ -15,8 +15,9 @@
 //             the decided size (-> start, or held when it gets no GPUs)
 //   suspended suspended by an operator: its GPUs (Slurm keeps them) and the
 //             job are left alone; resumed, it runs again at its size
-// A running job the policy keeps at its size in a periodic round says why
-// it did not grow (why=, not_grown()).
+// A running job the policy keeps at its size says why it did not grow
+// (cap= in its SystemComment's view, not_grown()); why= stays its last
+// decision.
 // Rigid jobs are never touched: their GPUs are taken out of what the policy
 // distributes, and so are GPUs for the rigid GPU jobs waiting at the head of
 // the queue, so that elastic jobs make room for them.
@@ -140,7 +141,7 @@ struct Snapshot {
   /// know ("JobId=N: ..."), for the log.
   std::vector<std::string> comment_problems;
   /// The spool is full (spool_space.h): a running job whose hint is
-  /// missing says so (why=spool-full). Set outside the locks.
+  /// missing says so (cap=spool-full). Set outside the locks.
   bool spool_full = false;
 };
 
@@ -236,7 +237,9 @@ std::optional<ElasticRange> allowed_range(const ElasticJobSnapshot& job);
 bool requeued_by_others(const ElasticJobSnapshot& job);
 
 /// Why a running job that the policy kept at its size (in a round whose
-/// answer was used) did not grow, as the `why` of its SystemComment:
+/// answer was used) did not grow, as the `cap` of its SystemComment's view
+/// (JobView::cap; later rounds that do not ask the policy keep it while
+/// the job runs on at that size):
 /// "at-max" (the largest size its range, Slurm's limits and its model's
 /// batch size allow), "profiled" (`max_replicas`, the policy's cap for it,
 /// is twice the GPUs its hints profiled: Pollux's rule), "no-free-gpus"

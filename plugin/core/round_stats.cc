@@ -103,6 +103,7 @@ void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, 
     row.partition = j.partition;
     row.phase = phase_name(d.state.phase);
     row.why = d.state.why.c_str();
+    row.cap = d.view.cap.c_str();
     row.action = action_name(d.action);
     row.gpus = d.view.gpus;
     row.nodes = d.view.nodes;

@@ -76,6 +76,7 @@ struct JobRow {
   std::string partition;
   std::string phase;      ///< phase_name()
   std::string why;        ///< the last decision or why it has no GPUs
+  std::string cap;        ///< running: what keeps it from growing (JobView::cap), "" when not said
   std::string action;     ///< this round's action_name()
   int gpus = 0, nodes = 0;
   long long batch = 0;

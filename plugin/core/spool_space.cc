@@ -42,7 +42,7 @@ std::string spool_space_change(const SpoolSpace& before, const SpoolSpace& now, 
     if (error != nullptr) *error = true;
     return "the spool " + dir + " is full (" + std::to_string(now.free_bytes) + " bytes" +
            (now.inodes_counted ? ", " + std::to_string(now.free_inodes) + " inodes" : std::string()) +
-           " free): agents cannot write their hints, and jobs without one run as moldable (why=spool-full)";
+           " free): agents cannot write their hints, and jobs without one run as moldable (cap=spool-full)";
   }
   if (before.full) return "the spool " + dir + " has room again: agents can write their hints";
   if (!before.known && !before.error.empty()) return "the spool " + dir + " can be examined again";

@@ -4,7 +4,7 @@
 // space left on device" in the job's output alone, and the jobs then run
 // as moldable ones. The round thread checks it each round (one statvfs)
 // and tells the administrator: the log when it changes, pollux-status, the
-// metrics, and why=spool-full on the jobs it leaves without a hint.
+// metrics, and cap=spool-full on the jobs it leaves without a hint.
 // Without Slurm.
 #ifndef POLLUX_SCHED_SPOOL_SPACE_H
 #define POLLUX_SCHED_SPOOL_SPACE_H

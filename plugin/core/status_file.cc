@@ -139,7 +139,7 @@ std::string status_json(const RoundStats& s, double now) {
   for (const JobRow& r : s.jobs()) {
     o << (first ? "\n  " : ",\n  ") << "{\"job_id\": " << r.job_id << ", \"user\": " << json_string(r.user)
       << ", \"partition\": " << json_string(r.partition) << ", \"phase\": " << json_string(r.phase)
-      << ", \"why\": " << json_string(r.why) << ", \"action\": " << json_string(r.action) << ", \"gpus\": " << r.gpus
+      << ", \"why\": " << json_string(r.why) << ", \"cap\": " << json_string(r.cap) << ", \"action\": " << json_string(r.action) << ", \"gpus\": " << r.gpus
       << ", \"nodes\": " << r.nodes << ", \"batch\": " << r.batch << ", \"goodput\": " << num(r.goodput)
       << ", \"efficiency\": " << num(r.efficiency) << ", \"speedup\": " << num(r.speedup)
       << ", \"has_model\": " << (r.has_model ? "true" : "false") << ", \"running\": " << (r.running ? "true" : "false")
@@ -238,9 +238,11 @@ std::string metrics_text(const RoundStats& s) {
     p.family(gauge.name, "gauge", gauge.help);
     for (const JobRow& r : s.jobs()) p.sample(gauge.name, job_labels(r), gauge.value(r));
   }
-  p.family("pollux_job_info", "gauge", "1 per elastic job: its phase and its last decision or why it has no GPUs.");
+  p.family("pollux_job_info", "gauge",
+           "1 per elastic job: its phase, its last decision or why it has no GPUs, and what keeps it from growing.");
   for (const JobRow& r : s.jobs())
-    p.sample("pollux_job_info", job_labels(r) + ",phase=" + label(r.phase) + ",why=" + label(r.why), 1);
+    p.sample("pollux_job_info", job_labels(r) + ",phase=" + label(r.phase) + ",why=" + label(r.why) + ",cap=" + label(r.cap),
+             1);
   return p.str();
 }
 

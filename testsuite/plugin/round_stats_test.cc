@@ -201,7 +201,7 @@ TEST(StatusFile, TheMetricsAreInPrometheusTextFormat) {
       << m;
   EXPECT_NE(m.find("pollux_job_restart_seconds{job_id=\"2\",user=\"4000000\",partition=\"gpu\"} 12.5\n"),
             std::string::npos);
-  EXPECT_NE(m.find("pollux_job_info{job_id=\"2\",user=\"4000000\",partition=\"gpu\",phase=\"held\",why=\"wait\"} 1\n"),
+  EXPECT_NE(m.find("pollux_job_info{job_id=\"2\",user=\"4000000\",partition=\"gpu\",phase=\"held\",why=\"wait\",cap=\"\"} 1\n"),
             std::string::npos);
   EXPECT_EQ(m.find("nan"), std::string::npos);
   EXPECT_EQ(m.back(), '\n');
@@ -242,7 +242,7 @@ TEST(RoundStats, ASuspendedJobHasItsRowAndItsGpusCountedApart) {
   EXPECT_DOUBLE_EQ(stats.cluster_goodput(), 0);
   const std::string m = metrics_text(stats);
   EXPECT_NE(m.find("pollux_gpus{kind=\"suspended\"} 2\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("phase=\"suspended\",why=\"grow\"} 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("phase=\"suspended\",why=\"grow\",cap=\"\"} 1\n"), std::string::npos) << m;
   EXPECT_NE(status_json(stats, 11).find("\"suspended\": 2, \"idle\": 5}"), std::string::npos);
 }
 

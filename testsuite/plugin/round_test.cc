@@ -976,9 +976,10 @@ TEST(Round, ASuspendedJobKeepsItsGpusAndSaysSo) {
   EXPECT_EQ(r.decisions[0].state.since, kNow);
 }
 
-// Why a running job the policy kept at its size did not grow (why=): at
-// its largest size, at twice what it was profiled on, no larger size fits
-// in what is free to it, or the policy judged a grow not worth a restart.
+// Why a running job the policy kept at its size did not grow (cap=; why=
+// stays its last decision): at its largest size, at twice what it was
+// profiled on, no larger size fits in what is free to it, or the policy
+// judged a grow not worth a restart.
 TEST(Round, AJobKeptAtItsSizeSaysWhyItDidNotGrow) {
   struct Case {
     const char* name;
@@ -1001,9 +1002,11 @@ TEST(Round, AJobKeptAtItsSizeSaysWhyItDidNotGrow) {
     const RoundResult r = f.run();
     EXPECT_TRUE(r.error.empty()) << c.name << ": " << r.error;
     EXPECT_EQ(r.decisions[0].action, Action::kNone) << c.name;
-    EXPECT_EQ(r.decisions[0].state.why, c.why) << c.name;
-    EXPECT_NE(r.decisions[0].comment.find(std::string(" why=") + c.why + " "), std::string::npos)
+    EXPECT_EQ(r.decisions[0].view.cap, c.why) << c.name;
+    EXPECT_EQ(r.decisions[0].state.why, "start") << c.name;
+    EXPECT_NE(r.decisions[0].comment.find(std::string(" why=start cap=") + c.why + " "), std::string::npos)
         << r.decisions[0].comment;
+    EXPECT_EQ(parse_comment_cap(r.decisions[0].comment), c.why);
   }
   {  // the GPUs of a node the job may not use are not free to it
     Fixture f;
@@ -1011,16 +1014,21 @@ TEST(Round, AJobKeptAtItsSizeSaysWhyItDidNotGrow) {
     j.allowed = {true, true, false, false};
     f.add(j);
     f.policy.answer = {j.current};
-    EXPECT_EQ(f.run().decisions[0].state.why, "no-free-gpus");
+    EXPECT_EQ(f.run().decisions[0].view.cap, "no-free-gpus");
   }
   // A round that did not ask the policy about it (a light round, an
-  // arrivals round, a policy answer not used) keeps the job's reason.
+  // arrivals round, a policy answer not used) keeps what its comment says
+  // while it runs on at that size; none was said: none.
   Fixture f;
   f.add(running_job(8, on({{0, 4}, {1, 4}}), f.snap.nodes));
-  EXPECT_EQ(f.run(false).decisions[0].state.why, "start");
+  EXPECT_EQ(f.run(false).decisions[0].view.cap, "");
+  f.snap.jobs[0].system_comment = "pollux: gpus=8 nodes=2 why=start cap=profiled | state=run range=1-4x4 alloc=2x4@n1,n2 since=5";
+  EXPECT_EQ(f.run(false).decisions[0].view.cap, "profiled");
   f.policy.answer = {on({{0, 4}, {1, 4}}), on({{2, 4}})};  // one placement too many: not used
-  EXPECT_EQ(f.run().decisions[0].state.why, "start");
-  EXPECT_EQ(plan_round(f.snap, f.inputs, f.params, &f.policy, true).decisions[0].state.why, "start");
+  EXPECT_EQ(f.run().decisions[0].view.cap, "profiled");
+  EXPECT_EQ(plan_round(f.snap, f.inputs, f.params, &f.policy, true).decisions[0].view.cap, "profiled");
+  f.policy.answer = {on({{0, 4}, {1, 4}, {2, 4}})};  // grown: the cap goes
+  EXPECT_EQ(f.run().decisions[0].view.cap, "");
 }
 
 // A running job whose hint is missing while the spool is full (its agent
@@ -1034,21 +1042,23 @@ TEST(Round, AJobWithoutAHintInAFullSpoolSaysWhy) {
   f.policy.answer = {on({{1, 4}})};
   RoundResult r = f.run();
   EXPECT_EQ(r.decisions[1].job, 0u);
-  EXPECT_EQ(r.decisions[1].state.why, "spool-full") << r.decisions[1].comment;
+  EXPECT_EQ(r.decisions[1].view.cap, "spool-full") << r.decisions[1].comment;
+  EXPECT_EQ(r.decisions[1].state.why, "start");
   EXPECT_NE(r.decisions[1].comment.find(" kind=moldable "), std::string::npos);
+  EXPECT_NE(r.decisions[1].comment.find(" why=start cap=spool-full "), std::string::npos) << r.decisions[1].comment;
   EXPECT_EQ(r.decisions[0].job, 1u);
-  EXPECT_NE(r.decisions[0].state.why, "spool-full");
+  EXPECT_NE(r.decisions[0].view.cap, "spool-full");
   // Room again (no hint yet), then a hint: the reason goes.
-  f.snap.jobs[0].state->why = Why::kSpoolFull;
+  f.snap.jobs[0].system_comment = r.decisions[1].comment;
   f.snap.spool_full = false;
   r = f.run();
-  EXPECT_EQ(r.decisions[1].state.why, "") << r.decisions[1].comment;
+  EXPECT_EQ(r.decisions[1].view.cap, "") << r.decisions[1].comment;
   f.snap.spool_full = true;
   f.inputs[0].resize_signal = SIGUSR1;
   f.inputs[0].hint_restarts = 0;
   f.policy.answer = {on({{0, 4}}), on({{1, 4}})};
   r = f.run();
-  for (const JobDecision& d : r.decisions) EXPECT_NE(d.state.why, "spool-full") << d.comment;
+  for (const JobDecision& d : r.decisions) EXPECT_NE(d.view.cap, "spool-full") << d.comment;
 }
 
 TEST(Round, PlacementsAndAllocsConvertBothWays) {

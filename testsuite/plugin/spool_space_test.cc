@@ -36,7 +36,7 @@ TEST(SpoolSpace, AChangeIsSaidOnce) {
   EXPECT_EQ(spool_space_change(SpoolSpace{}, space(false), dir, &is_error), "") << "first seen with room";
   EXPECT_EQ(spool_space_change(space(false), space(true, 4096, 1), dir, &is_error),
             "the spool /var/spool/pollux is full (4096 bytes, 1 inodes free): agents cannot write their hints, and "
-            "jobs without one run as moldable (why=spool-full)");
+            "jobs without one run as moldable (cap=spool-full)");
   EXPECT_TRUE(is_error);
   EXPECT_EQ(spool_space_change(space(true, 4096), space(true, 0), dir), "") << "still full: said once";
   EXPECT_NE(spool_space_change(SpoolSpace{}, space(true, 0), dir, &is_error).find(" is full "), std::string::npos)

@@ -12,7 +12,7 @@
 # minutes more with a rigid job and a third elastic job.
 # What operators see (issue 34): a full spool (a 1 MiB tmpfs over it,
 # filled) is said once in slurmctld.log, in pollux-status and the metrics,
-# and by the jobs left without a hint (why=spool-full), and said again when
+# and by the jobs left without a hint (cap=spool-full), and said again when
 # it has room; a suspended elastic job has its own state (SystemComment
 # state=suspended), row and GPU count in pollux-status and the metrics.
 source "$(dirname "$0")/lib.sh"
@@ -132,8 +132,8 @@ full_shown() {
     [[ $(json "s['spool']['full']") == True ]] && grep -q '^pollux_spool_full 1$' "$prom_file" &&
     { says_spool_full "$a" || says_spool_full "$b"; }
 }
-says_spool_full() { [[ $(comment_key "$1" why) == spool-full && $(comment_key "$1" kind) == moldable ]]; }
-wait_until 90 "the full spool in slurmctld.log, pollux-status, the metrics and a job's why=" full_shown
+says_spool_full() { [[ $(comment_key "$1" cap) == spool-full && $(comment_key "$1" kind) == moldable ]]; }
+wait_until 90 "the full spool in slurmctld.log, pollux-status, the metrics and a job's cap=" full_shown
 out=$("$status_cmd" --dir "$state_dir")
 grep -E "^Spool: " <<< "$out"
 grep -q "^Spool: $spool: FULL" <<< "$out" || fail "pollux-status does not say the spool is full"
