@@ -104,6 +104,7 @@ std::string format_comment(const JobView& v, const JobState& s) {
     if (!list.empty()) out += " goodput_by_type=" + list;
   }
   if (!s.why.empty()) out += " why=" + std::string(s.why.text());
+  if (!v.cap.empty()) out += " cap=" + std::string(v.cap.text());
   if (v.start > 0) out += " start=" + slurm_time(v.start);
   out += std::string(kSeparator) + "state=" + phase_name(s.phase) + " range=" + format_range(s.range) +
          " alloc=" + format_alloc(s.alloc) + " since=" + std::to_string(static_cast<long long>(s.since)) +
@@ -140,6 +141,14 @@ std::optional<CommentTypes> parse_comment_types(std::string_view comment) {
     }
   }
   return out;
+}
+
+Why parse_comment_cap(std::string_view comment) {
+  if (comment.substr(0, kCommentPrefix.size()) != kCommentPrefix) return {};
+  const auto sep = comment.find(kSeparator);
+  for (std::string_view w : words(comment.substr(kCommentPrefix.size(), sep - kCommentPrefix.size())))
+    if (w.substr(0, 4) == "cap=") return parse_why(w.substr(4)).value_or(Why());
+  return {};
 }
 
 long long next_run_limit(const JobState& s) {
@@ -200,7 +209,8 @@ std::optional<JobState> parse_comment(std::string_view comment, std::string* pro
     }  // the view's keys, and keys a newer version may add
   }
   if (!have_phase || !have_range || !have_alloc || !have_since) return std::nullopt;
-  if ((s.phase == Phase::kStarting || s.phase == Phase::kRunning) && s.alloc.empty()) return std::nullopt;
+  if ((s.phase == Phase::kStarting || s.phase == Phase::kRunning || s.phase == Phase::kSuspended) && s.alloc.empty())
+    return std::nullopt;
   if (s.phase == Phase::kHeld && !s.alloc.empty()) return std::nullopt;
   return s;
 }

@@ -89,9 +89,16 @@ struct JobView {
   /// for: type=h100 goodput_by_type=a100:120,h100:310.
   std::string gpu_type;
   std::vector<std::pair<std::string, double>> goodput_by_type;
+  /// Running: what keeps it from growing (cap=, round.h: not_grown(); or
+  /// spool-full: its agent cannot write its hint); none when not said.
+  Why cap;
 };
 
 std::string format_comment(const JobView& view, const JobState& state);
+
+/// The view's cap= of a comment format_comment() wrote (none when it has
+/// none, or an unknown word).
+Why parse_comment_cap(std::string_view comment);
 
 /// The view's type= and goodput_by_type= of a comment format_comment()
 /// wrote (empty when it has none: an untyped cluster, an older comment);

@@ -9,7 +9,7 @@
 namespace pollux::sched {
 namespace {
 
-constexpr std::array<const char*, 5> kPhaseNames = {"held", "start", "run", "ckpt", "end"};
+constexpr std::array<const char*, 6> kPhaseNames = {"held", "start", "run", "ckpt", "end", "suspended"};
 
 // One reason: its word in the SystemComment, and the hold reason while
 // sched/pollux holds a job for it (nullptr: none of its own, the job waits
@@ -42,6 +42,11 @@ constexpr std::array<WhyRow, Why::kCount> kWhys = {{
      "pollux: its last run's node stopped responding; waiting for Slurm to set it DOWN", nullptr},
     {Why::kLimits, "limits", "pollux: no size Slurm allows", ""},
     {Why::kBegin, "begin", "pollux: waiting for its begin time", nullptr},
+    {Why::kAtMax, "at-max", nullptr, nullptr},
+    {Why::kProfiled, "profiled", nullptr, nullptr},
+    {Why::kNoFreeGpus, "no-free-gpus", nullptr, nullptr},
+    {Why::kRestartCost, "restart-cost", nullptr, nullptr},
+    {Why::kSpoolFull, "spool-full", nullptr, nullptr},
     {Why::kCompleted, "completed", nullptr, nullptr},
     {Why::kCancelled, "cancelled", nullptr, nullptr},
     {Why::kTimeout, "timeout", nullptr, nullptr},

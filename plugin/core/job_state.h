@@ -24,9 +24,13 @@ enum class Phase {
   kRunning,        ///< running at `alloc`
   kCheckpointing,  ///< running, signalled at `since` to checkpoint for a move to `alloc`
   kEnded,          ///< ended at `since` (why: completed, cancelled, failed, timeout, ...); no GPUs
+  /// Suspended (scontrol suspend) at `since`, on `alloc`: Slurm keeps its
+  /// GPUs (only its cores are freed), so sched/pollux leaves them alone
+  /// until it is resumed (then run again).
+  kSuspended,
 };
 
-const char* phase_name(Phase phase) noexcept;  // "held", "start", "run", "ckpt", "end"
+const char* phase_name(Phase phase) noexcept;  // "held", "start", "run", "ckpt", "end", "suspended"
 /// The phase a name stands for; nullopt for a word that is none.
 std::optional<Phase> parse_phase(std::string_view name) noexcept;
 
@@ -55,6 +59,12 @@ class Why {
     kNodeFailed,       ///< requeued, still completing on a node not responding
     kLimits,           ///< Slurm allows it no size
     kBegin,            ///< a begin time in the future that no requeue set
+    // what keeps a running job from growing (its view's cap=, not_grown)
+    kAtMax,        ///< at the largest size its range, Slurm's limits and its batch size allow
+    kProfiled,     ///< at twice the GPUs its hints profiled (Pollux's rule: grows at most 2x past them)
+    kNoFreeGpus,   ///< no larger size fits in the GPUs free to it (nodes it may use, of its type)
+    kRestartCost,  ///< a larger size fits, but the policy found no gain worth a restart (or gave the GPUs elsewhere)
+    kSpoolFull,    ///< its agent's hint is missing and the spool is full: run as moldable
     // how it ended (state=end)
     kCompleted,
     kCancelled,

@@ -72,6 +72,11 @@ void unsignalled(JobState& s, const JobState& before, const Alloc& current, doub
   s.why = before.why;
 }
 
+void suspend(JobState& s, const Alloc& current, double now) {
+  enter(s, Phase::kSuspended, now);
+  s.alloc = current;
+}
+
 void end(JobState& s, Why how, double end_time) {
   s.phase = Phase::kEnded;
   s.alloc = {};

@@ -7,6 +7,7 @@
 //   (new) --adopted--> held --release--> start --(Slurm starts it)--> run
 //   run --signal_resize--> ckpt --requeue--> start | held
 //   ckpt --cancel_resize--> run        any pending --hold--> held
+//   run | ckpt --suspend--> suspended --(resumed: run_at)--> run
 //   any --end--> end
 #ifndef POLLUX_SCHED_JOB_TRANSITIONS_H
 #define POLLUX_SCHED_JOB_TRANSITIONS_H
@@ -52,6 +53,12 @@ void requeue(JobState& s, double run_start, double now);
 /// A resize signal that could not be sent: the job runs on at `current` as
 /// it did before this round (`before`: its state then).
 void unsignalled(JobState& s, const JobState& before, const Alloc& current, double now);
+
+/// Suspended (scontrol suspend) on `current`, which Slurm keeps for it;
+/// `since` moves to `now` when it was not suspended. A checkpoint for a
+/// resize under way is called off (the decided move is forgotten); the
+/// reason stays.
+void suspend(JobState& s, const Alloc& current, double now);
 
 /// Ended at `end_time` (0: unknown, `since` stays) for `how` (completed,
 /// cancelled, timeout, ...): no GPUs; with a time limit, its last run counts.

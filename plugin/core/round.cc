@@ -100,6 +100,7 @@ Why resize_reason(const Placement& from, const Placement& to) {
 // that ended and was followed by another between two rounds is counted up
 // to the new run's start.
 void count_runs(const ElasticJobSnapshot& j, double now, JobState& st) {
+  if (j.suspended) return;  // its run goes on when it is resumed
   if (j.running) {
     if (st.run > 0 && j.start_time > st.run) st.used += static_cast<long long>(j.start_time - st.run);
     st.run = j.start_time;
@@ -169,6 +170,7 @@ std::string requeue_note(const Snapshot& snap, const ElasticJobSnapshot& j, cons
 // time limit left than two of its restarts cost, or one that Slurm would let
 // restart at no size.
 bool pinned(const Snapshot& snap, const ElasticJobSnapshot& j, const JobInput& in, const Params& params) {
+  if (j.suspended) return true;  // its GPUs stay its own (Slurm keeps them)
   if (!j.running) return false;
   return !can_resize(j, in, params) || j.held_by_other ||
          time_left(j, base_state(snap, j), snap.now) < 2 * job_restart_delay(in.restart_seconds, params.restart_penalty) ||
@@ -199,14 +201,17 @@ JobView view_of(const Snapshot& snap, const std::optional<JobModel>& model, cons
 // A job left out of the round (see cannot_start): a pending one gets no
 // GPUs and is held by sched/pollux with the reason, unless a user or
 // administrator holds it (never touched); a running one held by them keeps
-// its size (a pending checkpoint for a resize is called off).
+// its size (a pending checkpoint for a resize is called off); a suspended
+// one keeps its GPUs and is left alone.
 JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& in, const TypedJobModel* typed) {
   const ElasticJobSnapshot& j = snap.jobs[i];
   JobDecision d;
   d.job = i;
   JobState& st = d.state;
   st = base_state(snap, j);
-  if (j.running) {
+  if (j.suspended) {
+    suspend(st, to_alloc(j.current, snap.nodes), snap.now);
+  } else if (j.running) {
     if (st.phase == Phase::kCheckpointing) cancel_resize(st, to_alloc(j.current, snap.nodes), snap.now);
     else run_at(st, to_alloc(j.current, snap.nodes), snap.now);
   } else {
@@ -216,7 +221,7 @@ JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& 
     d.hold_reason = hold_reason_for(st.why, st.why == Why::kLimits ? slurms : "");
     if (!j.held_by_other && !(j.held_by_pollux && j.hold_text == d.hold_reason)) d.action = Action::kHold;
   }
-  d.view = view_of(snap, in.model, typed, j.running ? j.current : Placement{});
+  d.view = view_of(snap, in.model, typed, j.running || j.suspended ? j.current : Placement{});
   d.comment = format_comment(d.view, st);
   return d;
 }
@@ -272,12 +277,12 @@ std::optional<double> requeue_start(const ElasticJobSnapshot& j, const JobState&
 }
 
 bool requeued_by_others(const ElasticJobSnapshot& j) {
-  if (j.running || !j.state || j.restarts == 0) return false;
+  if (j.running || j.suspended || !j.state || j.restarts == 0) return false;
   return j.state->phase == Phase::kRunning || j.state->phase == Phase::kCheckpointing;
 }
 
 Why cannot_start(const ElasticJobSnapshot& j, double now) {
-  if (j.running) return {};
+  if (j.running || j.suspended) return {};
   if (j.held_by_other) return Why::kHeld;
   if (!j.blocker.empty()) return j.blocker;
   if (!allowed_range(j)) return Why::kLimits;
@@ -290,6 +295,36 @@ Why cannot_start(const ElasticJobSnapshot& j, double now) {
     if (!by_requeue) return Why::kBegin;
   }
   return {};
+}
+
+Why not_grown(const Snapshot& snap, const ElasticJobSnapshot& j, const JobInput& in, int max_replicas,
+              const std::vector<int>& free) {
+  const int held = placement_gpus(j.current);
+  const ElasticRange range = allowed_range(j).value_or(j.range);
+  const int by_batch = in.model ? in.model->max_gpus_by_batch() : 0;
+  if (held >= range.max_gpus() || (j.max_gpus_limit > 0 && held >= j.max_gpus_limit) ||
+      (by_batch > 0 && held >= by_batch))
+    return Why::kAtMax;
+  // Below those, the policy's cap is max(2 x profiled, held): the profile's.
+  if (held >= max_replicas) return Why::kProfiled;
+  // A larger size of its own shape (n nodes x g GPUs) in what is free to
+  // it: its own GPUs and the unused ones on the nodes it may use, of the
+  // GPU type it runs on.
+  const int type = placement_type(j.current, snap.nodes);
+  for (int g = 1; g <= range.gpus_per_node; ++g) {
+    int nodes = 0;
+    for (std::size_t n = 0; n < snap.nodes.size() && n < free.size(); ++n) {
+      if (!snap.nodes[n].usable || (!j.allowed.empty() && (n >= j.allowed.size() || !j.allowed[n]))) continue;
+      if (snap.gpu_types.size() > 1 && snap.nodes[n].type != type) continue;
+      int own = 0;
+      for (const NodeShare& s : j.current)
+        if (static_cast<std::size_t>(s.node) == n) own = s.gpus;
+      if (free[n] + own >= g) ++nodes;
+    }
+    nodes = std::min(nodes, range.max_nodes);
+    if (nodes * g > held && nodes * g <= max_replicas && range.allows(nodes, g)) return Why::kRestartCost;
+  }
+  return Why::kNoFreeGpus;
 }
 
 double time_left(const ElasticJobSnapshot& j, const JobState& s, double now) {
@@ -468,7 +503,7 @@ std::vector<TypedJobModel> type_models(const Snapshot& snap, const std::vector<J
   for (std::size_t i = 0; i < snap.jobs.size(); ++i) {
     const ElasticJobSnapshot& j = snap.jobs[i];
     out.push_back(typed_job_model(inputs[i].model, allowed_range(j).value_or(j.range), snap.gpu_types,
-                                  j.running ? placement_type(j.current, snap.nodes) : -1, *ratios));
+                                  j.running || j.suspended ? placement_type(j.current, snap.nodes) : -1, *ratios));
   }
   return out;
 }
@@ -535,8 +570,10 @@ std::string validate(const Snapshot& snap, const std::vector<std::size_t>& asked
 std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
                                   Policy* policy, bool arrivals_only, const std::vector<std::size_t>& sched,
                                   const std::vector<int>& cap, const Promises& promised,
-                                  const std::vector<TypedJobModel>& typed, RoundResult& result) {
+                                  const std::vector<TypedJobModel>& typed, RoundResult& result,
+                                  std::vector<int>& max_replicas) {
   std::vector<Placement> chosen = promised.keep;
+  max_replicas.assign(sched.size(), 0);
   std::vector<std::size_t> ask;  // positions in sched
   std::vector<int> ask_cap = cap;
   for (std::size_t k = 0; k < sched.size(); ++k) {
@@ -568,7 +605,10 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
     for (Placement& p : out) p = normalize_placement(std::move(p));
     result.error = validate(snap, asked, jobs, nodes, out, *policy);
     if (result.error.empty())
-      for (std::size_t x = 0; x < ask.size(); ++x) chosen[ask[x]] = std::move(out[x]);
+      for (std::size_t x = 0; x < ask.size(); ++x) {
+        chosen[ask[x]] = std::move(out[x]);
+        max_replicas[ask[x]] = jobs[x].max_replicas;
+      }
   } catch (const std::exception& e) {
     result.error = std::string("the policy failed: ") + e.what();
   }
@@ -631,10 +671,26 @@ JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, cons
 // and for running jobs without a time limit the EndTime backfill plans
 // with, refreshed once it is a round old (it never comes within a minute
 // of now).
-void finish(RoundResult& result, const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params) {
+// What caps a running job's size (the comment's cap=): spool-full while
+// its hint is missing in a full spool; else the reason a round whose
+// policy answer was used gave (`kept`, not_grown()); else, while it runs
+// on at the size it had, the one its comment already says.
+Why cap_of(const Snapshot& snap, const ElasticJobSnapshot& j, const JobInput& in, const Params& params,
+           const JobDecision& d, Why kept) {
+  if (!j.running || d.state.phase != Phase::kRunning) return {};
+  if (snap.spool_full && !elastic_kind(in, params) && in.hint_restarts < 0 && !in.model) return Why::kSpoolFull;
+  if (!kept.empty()) return kept;
+  const bool same_run = j.state && j.state->phase == Phase::kRunning;
+  const Why before = parse_comment_cap(j.system_comment);
+  return same_run && before != Why::kSpoolFull ? before : Why();
+}
+
+void finish(RoundResult& result, const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
+            const std::vector<Why>& kept) {
   const double end = expected_end(snap.now, params);
   for (JobDecision& d : result.decisions) {
     d.view.kind = elastic_kind(inputs[d.job], params) ? "elastic" : "moldable";
+    d.view.cap = cap_of(snap, snap.jobs[d.job], inputs[d.job], params, d, kept[d.job]);
     d.view.start = requeue_start(snap.jobs[d.job], d.state, d.action, snap.now).value_or(0);
     d.comment = format_comment(d.view, d.state);
     const ElasticJobSnapshot& j = snap.jobs[d.job];
@@ -654,15 +710,21 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   const Selection jobs = select_jobs(snap, inputs, params);
   const Promises promised = promises(snap, jobs.scheduled, cap.gpus);
   const std::vector<TypedJobModel> typed = type_models(snap, inputs, params, ratios);
-  const std::vector<Placement> chosen =
-      ask_policy(snap, inputs, params, policy, arrivals_only, jobs.scheduled, cap.gpus, promised, typed, result);
+  std::vector<int> max_replicas;  // per scheduled job: the policy's cap, when its answer was used (else 0)
+  const std::vector<Placement> chosen = ask_policy(snap, inputs, params, policy, arrivals_only, jobs.scheduled,
+                                                   cap.gpus, promised, typed, result, max_replicas);
+  std::vector<int> free = cap.gpus;  // what the round leaves unused
+  for (const Placement& p : chosen) add(free, p, -1);
+  std::vector<Why> kept(snap.jobs.size());  // per job: why the policy kept it at its size
   for (std::size_t k = 0; k < jobs.scheduled.size(); ++k) {
     const std::size_t i = jobs.scheduled[k];
+    const ElasticJobSnapshot& j = snap.jobs[i];
+    if (max_replicas[k] > 0 && j.running && chosen[k] == j.current && phase_of(j) != Phase::kCheckpointing)
+      kept[i] = not_grown(snap, j, inputs[i], max_replicas[k], free);
     result.decisions.push_back(decide(snap, i, inputs[i], chosen[k], params, typed_of(typed, i)));
   }
-  for (std::size_t i : jobs.outside)
-    result.decisions.push_back(decide_outside(snap, i, inputs[i], typed_of(typed, i)));
-  finish(result, snap, inputs, params);
+  for (std::size_t i : jobs.outside) result.decisions.push_back(decide_outside(snap, i, inputs[i], typed_of(typed, i)));
+  finish(result, snap, inputs, params, kept);
   return result;
 }
 

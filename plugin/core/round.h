@@ -13,6 +13,11 @@
 //   ckpt      waits for the agent's acknowledgement in the hint (checkpoint
 //             time >= the signal) or the checkpoint timeout, then requeue at
 //             the decided size (-> start, or held when it gets no GPUs)
+//   suspended suspended by an operator: its GPUs (Slurm keeps them) and the
+//             job are left alone; resumed, it runs again at its size
+// A running job the policy keeps at its size says why it did not grow
+// (cap= in its SystemComment's view, not_grown()); why= stays its last
+// decision.
 // Rigid jobs are never touched: their GPUs are taken out of what the policy
 // distributes, and so are GPUs for the rigid GPU jobs waiting at the head of
 // the queue, so that elastic jobs make room for them.
@@ -50,7 +55,11 @@ struct ElasticJobSnapshot {
   double submit_time = 0;       ///< the first submission (kept in the state: Slurm resets its own on requeue)
   double start_time = 0;        ///< of the current run, when running
   int restarts = 0;             ///< Slurm's restart count
-  bool running = false;         ///< else pending
+  bool running = false;         ///< else pending (or suspended)
+  /// Suspended by an operator (scontrol suspend): neither running nor
+  /// pending. Slurm keeps its GPUs (`current`), so the round leaves them
+  /// and the job alone (state=suspended) until it is resumed.
+  bool suspended = false;
   /// A user's or administrator's hold: not scheduled, not touched. Pending:
   /// no GPUs. Running (held while it runs): kept at its size, never requeued.
   bool held_by_other = false;
@@ -131,6 +140,9 @@ struct Snapshot {
   /// Elastic jobs' SystemComments read with a word this version does not
   /// know ("JobId=N: ..."), for the log.
   std::vector<std::string> comment_problems;
+  /// The spool is full (spool_space.h): a running job whose hint is
+  /// missing says so (cap=spool-full). Set outside the locks.
+  bool spool_full = false;
 };
 
 /// What the round learnt about a job outside the locks.
@@ -223,6 +235,20 @@ std::optional<ElasticRange> allowed_range(const ElasticJobSnapshot& job);
 /// promptly (the arrivals round after the requeue places it when its last
 /// nodes failed), after Slurm's own wait (cred_expire + 1 s).
 bool requeued_by_others(const ElasticJobSnapshot& job);
+
+/// Why a running job that the policy kept at its size (in a round whose
+/// answer was used) did not grow, as the `cap` of its SystemComment's view
+/// (JobView::cap; later rounds that do not ask the policy keep it while
+/// the job runs on at that size):
+/// "at-max" (the largest size its range, Slurm's limits and its model's
+/// batch size allow), "profiled" (`max_replicas`, the policy's cap for it,
+/// is twice the GPUs its hints profiled: Pollux's rule), "no-free-gpus"
+/// (no larger size it may take fits in `free`, the GPUs of each node the
+/// round leaves unused, with its own), else "restart-cost" (a larger size
+/// fits: the policy found its gain not worth a restart, or gave the GPUs to
+/// another job).
+Why not_grown(const Snapshot& snapshot, const ElasticJobSnapshot& job, const JobInput& in, int max_replicas,
+              const std::vector<int>& free);
 
 /// Seconds left of a running job's whole-life time limit; +inf without one.
 double time_left(const ElasticJobSnapshot& job, const JobState& state, double now);

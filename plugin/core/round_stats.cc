@@ -83,6 +83,8 @@ void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, 
   add_to(start_, snap, inputs, result, record);
   add_to(reset_, snap, inputs, result, record);
   last_round_ = snap.now;
+  spool_dir_ = record.spool_dir;
+  spool_ = record.spool;
   gpus_ = gpu_use(snap, result);
   gpus_by_type_.clear();
   if (snap.gpu_types.size() >= 2)
@@ -101,6 +103,7 @@ void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, 
     row.partition = j.partition;
     row.phase = phase_name(d.state.phase);
     row.why = d.state.why.c_str();
+    row.cap = d.view.cap.c_str();
     row.action = action_name(d.action);
     row.gpus = d.view.gpus;
     row.nodes = d.view.nodes;
@@ -140,12 +143,14 @@ GpuUse gpu_use(const Snapshot& snap, const RoundResult& result, int type) {
   // A running job's kind is the round's word for it (its decision's view):
   // moldable until its agent announced a resize signal the site allows.
   for (const JobDecision& d : result.decisions) {
-    if (d.job >= snap.jobs.size() || !snap.jobs[d.job].running) continue;
-    if (type >= 0 && placement_type(snap.jobs[d.job].current, snap.nodes) != type) continue;
-    const int gpus = placement_gpus(snap.jobs[d.job].current);
-    (d.view.kind == "moldable" ? u.moldable : u.elastic) += gpus;
+    if (d.job >= snap.jobs.size()) continue;
+    const ElasticJobSnapshot& j = snap.jobs[d.job];
+    if (!j.running && !j.suspended) continue;
+    if (type >= 0 && placement_type(j.current, snap.nodes) != type) continue;
+    const int gpus = placement_gpus(j.current);
+    (j.suspended ? u.suspended : d.view.kind == "moldable" ? u.moldable : u.elastic) += gpus;
   }
-  u.idle = std::max(0, u.total - u.elastic - u.moldable - u.rigid);
+  u.idle = std::max(0, u.total - u.elastic - u.moldable - u.rigid - u.suspended);
   return u;
 }
 

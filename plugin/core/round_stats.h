@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "round.h"
+#include "spool_space.h"
 
 namespace pollux::sched {
 
@@ -57,6 +58,7 @@ struct GpuUse {
   int elastic = 0;   ///< running elastic jobs whose agents resize on a signal
   int moldable = 0;  ///< running elastic jobs sized once (no resize signal listener)
   int rigid = 0;     ///< rigid jobs (running, suspended, completing)
+  int suspended = 0;  ///< suspended elastic jobs (Slurm keeps their GPUs)
   int idle = 0;      ///< the rest
 };
 
@@ -74,6 +76,7 @@ struct JobRow {
   std::string partition;
   std::string phase;      ///< phase_name()
   std::string why;        ///< the last decision or why it has no GPUs
+  std::string cap;        ///< running: what keeps it from growing (JobView::cap), "" when not said
   std::string action;     ///< this round's action_name()
   int gpus = 0, nodes = 0;
   long long batch = 0;
@@ -97,6 +100,8 @@ struct RoundRecord {
   int enact_errors = 0;
   int refused_sizes = 0;  ///< sizes Slurm refused at enactment or in its main loop this round
   std::map<std::string, long long> hints_rejected;  ///< HintReader::take_rejections()
+  std::string spool_dir;  ///< pollux_spool_dir
+  SpoolSpace spool;       ///< its space this round (spool_space.h)
 };
 
 /// The accumulator: one per slurmctld, fed once per round by the round thread.
@@ -119,6 +124,9 @@ class RoundStats {
   const std::vector<TypeGpuUse>& gpus_by_type() const noexcept { return gpus_by_type_; }
   const std::vector<JobRow>& jobs() const noexcept { return jobs_; }
   double last_round() const noexcept { return last_round_; }
+  /// The spool and its space at the last round.
+  const std::string& spool_dir() const noexcept { return spool_dir_; }
+  const SpoolSpace& spool() const noexcept { return spool_; }
   /// The sum of the running elastic jobs' goodput (examples/s) at their
   /// sizes as the SystemComment shows them (a job checkpointing for a
   /// resize at its new size).
@@ -131,10 +139,13 @@ class RoundStats {
   std::map<std::uint32_t, std::string> users_;  // uid -> name, looked up once
   std::vector<JobRow> jobs_;
   double last_round_ = 0;
+  std::string spool_dir_;
+  SpoolSpace spool_;
 };
 
 /// GPUs by kind of job: rigid and idle from the snapshot, elastic and
-/// moldable from the kind the round gave each running job. With `type`
+/// moldable from the kind the round gave each running job, suspended from
+/// the suspended elastic jobs. With `type`
 /// (an index into snap.gpu_types) only the nodes of that type and the jobs
 /// running on them.
 GpuUse gpu_use(const Snapshot& snap, const RoundResult& result, int type = -1);

@@ -66,7 +66,7 @@ std::string json_totals(const RoundTotals& t) {
 std::string json_gpus(const GpuUse& g) {
   return "{\"total\": " + std::to_string(g.total) + ", \"elastic\": " + std::to_string(g.elastic) +
          ", \"moldable\": " + std::to_string(g.moldable) + ", \"rigid\": " + std::to_string(g.rigid) +
-         ", \"idle\": " + std::to_string(g.idle) + "}";
+         ", \"suspended\": " + std::to_string(g.suspended) + ", \"idle\": " + std::to_string(g.idle) + "}";
 }
 
 // Prometheus label values: backslash, double quote and newline escaped.
@@ -100,6 +100,7 @@ class Prom {
     sample(name, labels + "kind=\"elastic\"", g.elastic);
     sample(name, labels + "kind=\"moldable\"", g.moldable);
     sample(name, labels + "kind=\"rigid\"", g.rigid);
+    sample(name, labels + "kind=\"suspended\"", g.suspended);
     sample(name, labels + "kind=\"idle\"", g.idle);
   }
   std::string str() const { return o_.str(); }
@@ -126,13 +127,19 @@ std::string status_json(const RoundStats& s, double now) {
     }
     o << "}";
   }
-  o << ", \"cluster_goodput\": " << num(s.cluster_goodput()) << ",\n \"jobs\": [";
+  const SpoolSpace& sp = s.spool();
+  o << ", \"cluster_goodput\": " << num(s.cluster_goodput()) << ",\n \"spool\": {\"dir\": " << json_string(s.spool_dir())
+    << ", \"known\": " << (sp.known ? "true" : "false") << ", \"full\": " << (sp.full ? "true" : "false")
+    << ", \"free_bytes\": " << sp.free_bytes << ", \"free_inodes\": ";
+  if (sp.inodes_counted) o << sp.free_inodes;
+  else o << "null";
+  o << ", \"error\": " << json_string(sp.error) << "},\n \"jobs\": [";
   const bool typed = !s.gpus_by_type().empty();
   bool first = true;
   for (const JobRow& r : s.jobs()) {
     o << (first ? "\n  " : ",\n  ") << "{\"job_id\": " << r.job_id << ", \"user\": " << json_string(r.user)
       << ", \"partition\": " << json_string(r.partition) << ", \"phase\": " << json_string(r.phase)
-      << ", \"why\": " << json_string(r.why) << ", \"action\": " << json_string(r.action) << ", \"gpus\": " << r.gpus
+      << ", \"why\": " << json_string(r.why) << ", \"cap\": " << json_string(r.cap) << ", \"action\": " << json_string(r.action) << ", \"gpus\": " << r.gpus
       << ", \"nodes\": " << r.nodes << ", \"batch\": " << r.batch << ", \"goodput\": " << num(r.goodput)
       << ", \"efficiency\": " << num(r.efficiency) << ", \"speedup\": " << num(r.speedup)
       << ", \"has_model\": " << (r.has_model ? "true" : "false") << ", \"running\": " << (r.running ? "true" : "false")
@@ -191,6 +198,17 @@ std::string metrics_text(const RoundStats& s) {
   }
   p.family("pollux_cluster_goodput", "gauge", "Sum of the running elastic jobs' goodput (examples per second).");
   p.sample("pollux_cluster_goodput", "", s.cluster_goodput());
+  // The spool: 1 when agents cannot write their hints (spool_space.h).
+  const SpoolSpace& sp = s.spool();
+  p.family("pollux_spool_full", "gauge",
+           "1 when the spool (pollux_spool_dir) is full or cannot be examined: agents cannot write their hints.");
+  p.sample("pollux_spool_full", "", sp.full || !sp.known ? 1 : 0);
+  p.family("pollux_spool_free_bytes", "gauge", "Bytes free to the agents in the spool's file system.");
+  p.sample("pollux_spool_free_bytes", "", static_cast<double>(sp.free_bytes));
+  if (sp.inodes_counted) {
+    p.family("pollux_spool_free_inodes", "gauge", "Inodes free to the agents in the spool's file system.");
+    p.sample("pollux_spool_free_inodes", "", static_cast<double>(sp.free_inodes));
+  }
   struct Gauge {
     const char* name;
     const char* help;
@@ -220,9 +238,11 @@ std::string metrics_text(const RoundStats& s) {
     p.family(gauge.name, "gauge", gauge.help);
     for (const JobRow& r : s.jobs()) p.sample(gauge.name, job_labels(r), gauge.value(r));
   }
-  p.family("pollux_job_info", "gauge", "1 per elastic job: its phase and its last decision or why it has no GPUs.");
+  p.family("pollux_job_info", "gauge",
+           "1 per elastic job: its phase, its last decision or why it has no GPUs, and what keeps it from growing.");
   for (const JobRow& r : s.jobs())
-    p.sample("pollux_job_info", job_labels(r) + ",phase=" + label(r.phase) + ",why=" + label(r.why), 1);
+    p.sample("pollux_job_info", job_labels(r) + ",phase=" + label(r.phase) + ",why=" + label(r.why) + ",cap=" + label(r.cap),
+             1);
   return p.str();
 }
 

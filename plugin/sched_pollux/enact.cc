@@ -124,7 +124,7 @@ EnactReport enact(const Snapshot& snap, const RoundResult& round) {
     const ElasticJobSnapshot& j = snap.jobs[d.job];
     job_record_t* job = find_job_record(j.job_id);
     if (job == nullptr || job->restart_cnt != j.restarts ||
-        !(j.running ? IS_JOB_RUNNING(job) : IS_JOB_PENDING(job))) {
+        !(j.suspended ? IS_JOB_SUSPENDED(job) : j.running ? IS_JOB_RUNNING(job) : IS_JOB_PENDING(job))) {
       ++r.skipped;
       continue;
     }

@@ -25,6 +25,7 @@
 #include "core/round_memory.h"
 #include "core/round_stats.h"
 #include "core/spool_setup.h"
+#include "core/spool_space.h"
 #include "core/type_speeds_file.h"
 #include "enact.h"
 #include "publish_stats.h"
@@ -268,6 +269,20 @@ class RoundThread {
     else if (!spool.message.empty()) info("sched/pollux: %s", spool.message.c_str());
   }
 
+  // The spool's space, each round (one statvfs): logged when it fills up
+  // or has room again, and a running job left without a hint says why.
+  void check_spool_space(Snapshot& snap) {
+    const SpoolSpace now = spool_space(params_.spool_dir);
+    bool is_error = false;
+    const std::string line = spool_space_change(spool_, now, params_.spool_dir, &is_error);
+    if (!line.empty()) {
+      if (is_error) error("sched/pollux: %s", line.c_str());
+      else info("sched/pollux: %s", line.c_str());
+    }
+    spool_ = now;
+    snap.spool_full = now.full;
+  }
+
   // Slurm's jobs changed since the last round looked (last_job_update,
   // which slurmctld bumps on every submission, update and end). It counts
   // whole seconds: a change in the second of the last snapshot may have
@@ -299,6 +314,7 @@ class RoundThread {
     const double read_ms = ms_since(t0);
     for (const std::string& p : snap.comment_problems) error("sched/pollux: %s", p.c_str());
     for (const std::string& line : refused_.apply(snap)) error("sched/pollux: %s", line.c_str());
+    check_spool_space(snap);
     const std::vector<JobInput> inputs = hints_.read(snap, params_.spool_dir);
     if (full && snap.now >= next_sweep_) {
       next_sweep_ = snap.now + kSweepEvery;
@@ -370,7 +386,7 @@ class RoundThread {
     stats_.add(snap, inputs, result,
                {full ? RoundKind::kPeriodic : arrivals ? RoundKind::kArrivals : RoundKind::kTransition, read_ms,
                 plan_ms, ms_since(t0), write_ms > 0, write_ms, static_cast<int>(report.errors.size()),
-                static_cast<int>(report.refusals.size()), hints_.take_rejections()});
+                static_cast<int>(report.refusals.size()), hints_.take_rejections(), params_.spool_dir, spool_});
     publisher_.publish(stats_, params_);
   }
 
@@ -388,6 +404,7 @@ class RoundThread {
   }
 
   RefusedSizes refused_;
+  SpoolSpace spool_;  // the spool's space at the last round
   static constexpr Clock::duration kTick = std::chrono::seconds(1);
   // Hints of ended jobs are removed once they are this old, checked as often.
   static constexpr double kSweepEvery = 3600;

@@ -109,7 +109,10 @@ Snapshot take_snapshot(double now) {
     std::string problem;  // a word in its SystemComment this version does not know
     std::optional<JobState> state = pollux_state(job, &problem);
     const bool fresh = !state && new_elastic_job(job);
-    if ((state || fresh) && (pending || running)) {
+    // Suspended (scontrol suspend): Slurm keeps its GPUs; the round leaves
+    // them and the job alone, and says so (state=suspended).
+    const bool suspended = state && IS_JOB_SUSPENDED(job);
+    if ((state || fresh) && (pending || running || suspended)) {
       ElasticJobSnapshot e;
       e.job_id = job->job_id;
       if (!problem.empty()) snap.comment_problems.push_back("JobId=" + std::to_string(job->job_id) + ": " + problem);
@@ -121,10 +124,14 @@ Snapshot take_snapshot(double now) {
       e.start_time = static_cast<double>(job->start_time);
       e.restarts = job->restart_cnt;
       e.running = running;
+      e.suspended = suspended;
       e.held_by_pollux = held_by_pollux(job);
-      e.held_by_other = job->priority == 0 && !e.held_by_pollux;  // running too: held while it runs
+      // Running too: held while it runs. Slurm sets a job it suspends
+      // (scontrol suspend) to priority 0 itself, against a gang resume:
+      // no one's hold.
+      e.held_by_other = job->priority == 0 && !e.held_by_pollux && !suspended;
       e.range = state ? state->range : *classify(shape_of(job));
-      if (running) e.current = placement_of(job);
+      if (running || suspended) e.current = placement_of(job);
       if (state) e.decided = to_placement(state->alloc, snap.nodes);
       e.state = std::move(state);
       e.system_comment = job->system_comment != nullptr ? job->system_comment : "";

@@ -41,7 +41,8 @@ TEST(JobState, EveryReasonRoundTripsThroughTheComment) {
 }
 
 TEST(JobState, EveryPhaseNameReadsBack) {
-  for (Phase ph : {Phase::kHeld, Phase::kStarting, Phase::kRunning, Phase::kCheckpointing, Phase::kEnded})
+  for (Phase ph :
+       {Phase::kHeld, Phase::kStarting, Phase::kRunning, Phase::kCheckpointing, Phase::kEnded, Phase::kSuspended})
     EXPECT_EQ(parse_phase(phase_name(ph)), ph) << phase_name(ph);
   EXPECT_FALSE(parse_phase("sleep"));
   EXPECT_FALSE(parse_phase(""));
@@ -133,6 +134,27 @@ TEST(JobTransitions, AnEndCountsTheLastRunAgainstTheLimit) {
   JobState u = adopted_state({1, 4, 4}, 100, 90, Why::kNone);
   end(u, Why::kCancelled, 0);
   EXPECT_EQ(u.since, 100) << "no end time: since stays";
+}
+
+TEST(JobTransitions, ASuspensionKeepsItsGpusAndCallsOffAResize) {
+  JobState s = adopted_state({1, 4, 4}, 100, 90, Why::kNone);
+  run_at(s, {1, 4, "n1"}, 200);
+  signal_resize(s, {2, 4, "n1,n2"}, Why::kGrow, 300);
+  suspend(s, {1, 4, "n1"}, 400);
+  EXPECT_EQ(s.phase, Phase::kSuspended);
+  EXPECT_EQ(s.alloc, (Alloc{1, 4, "n1"}));
+  EXPECT_EQ(s.since, 400);
+  suspend(s, {1, 4, "n1"}, 450);
+  EXPECT_EQ(s.since, 400) << "still suspended: since stays";
+  const auto back = parse_comment(format_comment(JobView{}, s));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->phase, Phase::kSuspended);
+  EXPECT_EQ(back->alloc, s.alloc);
+  EXPECT_FALSE(parse_comment("pollux: gpus=0 nodes=0 | state=suspended range=1-4x4 alloc=0 since=5"))
+      << "a suspended job holds GPUs";
+  run_at(s, {1, 4, "n1"}, 500);  // resumed
+  EXPECT_EQ(s.phase, Phase::kRunning);
+  EXPECT_EQ(s.since, 500);
 }
 
 }  // namespace

@@ -201,7 +201,7 @@ TEST(StatusFile, TheMetricsAreInPrometheusTextFormat) {
       << m;
   EXPECT_NE(m.find("pollux_job_restart_seconds{job_id=\"2\",user=\"4000000\",partition=\"gpu\"} 12.5\n"),
             std::string::npos);
-  EXPECT_NE(m.find("pollux_job_info{job_id=\"2\",user=\"4000000\",partition=\"gpu\",phase=\"held\",why=\"wait\"} 1\n"),
+  EXPECT_NE(m.find("pollux_job_info{job_id=\"2\",user=\"4000000\",partition=\"gpu\",phase=\"held\",why=\"wait\",cap=\"\"} 1\n"),
             std::string::npos);
   EXPECT_EQ(m.find("nan"), std::string::npos);
   EXPECT_EQ(m.back(), '\n');
@@ -214,10 +214,70 @@ TEST(StatusFile, TheStatusIsJsonWithBothSpansAndTheJobs) {
   EXPECT_NE(j.find("\"since_reset\": {\"since\": 1000,"), std::string::npos);
   EXPECT_NE(j.find("\"snapshot\": {\"count\": 1, \"last_ms\": 2.5, \"mean_ms\": 2.5, \"max_ms\": 2.5}"),
             std::string::npos);
-  EXPECT_NE(j.find("\"gpus\": {\"total\": 8, \"elastic\": 2, \"moldable\": 0, \"rigid\": 1, \"idle\": 5}"),
+  EXPECT_NE(j.find("\"gpus\": {\"total\": 8, \"elastic\": 2, \"moldable\": 0, \"rigid\": 1, \"suspended\": 0, \"idle\": 5}"),
             std::string::npos);
   EXPECT_NE(j.find("\"partition\": \"gpu \\\"a\\\\b\\\"\\u000a\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"goodput\": 0,"), std::string::npos);
+}
+
+// A suspended elastic job (scontrol suspend) has its row (state
+// suspended) and its GPUs counted apart, not as a rigid job's.
+TEST(RoundStats, ASuspendedJobHasItsRowAndItsGpusCountedApart) {
+  RoundStats stats(0);
+  Snapshot snap = two_jobs(10);
+  snap.jobs[0].running = false;
+  snap.jobs[0].suspended = true;
+  RoundResult result;
+  result.decisions = {decision(0, Action::kNone, Phase::kSuspended, "grow", 2),
+                      decision(1, Action::kHold, Phase::kHeld, "wait", 0)};
+  stats.add(snap, std::vector<JobInput>(2), result, record(RoundKind::kPeriodic, 1, 1));
+  const GpuUse& g = stats.gpus();
+  EXPECT_EQ(g.suspended, 2);
+  EXPECT_EQ(g.elastic, 0);
+  EXPECT_EQ(g.rigid, 1);
+  EXPECT_EQ(g.idle, 5);
+  ASSERT_EQ(stats.jobs().size(), 2u);
+  EXPECT_EQ(stats.jobs()[0].phase, "suspended");
+  EXPECT_FALSE(stats.jobs()[0].running);
+  EXPECT_DOUBLE_EQ(stats.cluster_goodput(), 0);
+  const std::string m = metrics_text(stats);
+  EXPECT_NE(m.find("pollux_gpus{kind=\"suspended\"} 2\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("phase=\"suspended\",why=\"grow\",cap=\"\"} 1\n"), std::string::npos) << m;
+  EXPECT_NE(status_json(stats, 11).find("\"suspended\": 2, \"idle\": 5}"), std::string::npos);
+}
+
+// The spool's space as the last round saw it: in the status file and the
+// metrics, full or not.
+TEST(StatusFile, TheSpoolsSpaceIsWrittenAndAFullSpoolSaysSo) {
+  for (bool full : {false, true}) {
+    RoundStats stats(0);
+    RoundRecord r = record(RoundKind::kPeriodic, 1, 1);
+    r.spool_dir = "/var/spool/pollux";
+    r.spool.known = true;
+    r.spool.full = full;
+    r.spool.free_bytes = full ? 4096 : 1 << 30;
+    r.spool.inodes_counted = true;
+    r.spool.free_inodes = full ? 1 : 1000;
+    stats.add(two_jobs(10), std::vector<JobInput>(2), RoundResult{}, r);
+    const std::string j = status_json(stats, 11);
+    EXPECT_NE(j.find("\"spool\": {\"dir\": \"/var/spool/pollux\", \"known\": true, \"full\": " +
+                     std::string(full ? "true" : "false") + ", \"free_bytes\": " +
+                     std::to_string(r.spool.free_bytes) + ", \"free_inodes\": " + std::to_string(r.spool.free_inodes)),
+              std::string::npos)
+        << j;
+    const std::string m = metrics_text(stats);
+    EXPECT_NE(m.find("\npollux_spool_full " + std::string(full ? "1" : "0") + "\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("\npollux_spool_free_bytes " + std::to_string(r.spool.free_bytes) + "\n"), std::string::npos);
+    EXPECT_NE(m.find("\npollux_spool_free_inodes " + std::to_string(r.spool.free_inodes) + "\n"), std::string::npos);
+  }
+  RoundStats stats(0);  // a spool that cannot be examined is as good as full for the agents
+  RoundRecord r = record(RoundKind::kPeriodic, 1, 1);
+  r.spool.error = "No such file or directory";
+  stats.add(two_jobs(10), std::vector<JobInput>(2), RoundResult{}, r);
+  EXPECT_NE(metrics_text(stats).find("\npollux_spool_full 1\n"), std::string::npos);
+  EXPECT_EQ(metrics_text(stats).find("pollux_spool_free_inodes"), std::string::npos);
+  EXPECT_NE(status_json(stats, 11).find("\"free_inodes\": null, \"error\": \"No such file or directory\""),
+            std::string::npos);
 }
 
 // sample_stats() on a cluster of two GPU types: n0 a100, n1 h100 (its
@@ -269,7 +329,7 @@ TEST(StatusFile, TypesAreWrittenOnlyOnAClusterOfTwoOrMore) {
             std::string::npos);
   const std::string j = status_json(typed_stats(), 1011);
   EXPECT_NE(j.find(", \"gpus_by_type\": {\"a100\": {\"total\": 4, \"elastic\": 2, \"moldable\": 0, \"rigid\": 0, "
-                   "\"idle\": 2}, \"h100\": {"),
+                   "\"suspended\": 0, \"idle\": 2}, \"h100\": {"),
             std::string::npos)
       << j;
   EXPECT_NE(j.find("\"restarts\": 2, \"gpu_type\": \"a100\"}"), std::string::npos);

@@ -926,6 +926,141 @@ TEST(Round, TheModelBoundsTheGpusAJobCanUse) {
   EXPECT_NE(r.decisions[0].comment.find("goodput="), std::string::npos);
 }
 
+// A suspended job (scontrol suspend): Slurm keeps its GPUs, so the policy
+// neither sees it nor gives its GPUs away; its state says suspended (a
+// checkpoint for a resize is called off); its time limit does not count
+// the run as ended. Resumed, it runs again at its size.
+TEST(Round, ASuspendedJobKeepsItsGpusAndSaysSo) {
+  for (Phase before : {Phase::kRunning, Phase::kCheckpointing}) {
+    Fixture f;
+    ElasticJobSnapshot j = running_job(8, on({{0, 4}, {1, 4}}), f.snap.nodes);
+    j.running = false;
+    j.suspended = true;
+    j.restarts = 1;  // not taken for a job Slurm requeued
+    j.state->phase = before;
+    j.state->limit = 60;
+    j.state->run = kNow - 50;
+    if (before == Phase::kCheckpointing) j.state->alloc = Alloc{1, 4, "n3"};
+    f.add(j);
+    f.inputs[0].hint_restarts = 1;
+    f.add(pending_job(9));
+    f.policy.answer = {on({{2, 4}, {3, 4}})};
+    const RoundResult r = f.run();
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    ASSERT_EQ(f.policy.seen_jobs.size(), 1u) << "the suspended job was given to the policy";
+    EXPECT_EQ(f.policy.seen_nodes[0].gpus + f.policy.seen_nodes[1].gpus, 0) << "its GPUs were given away";
+    ASSERT_EQ(r.decisions.size(), 2u);
+    const JobDecision& d = r.decisions[0].job == 0 ? r.decisions[0] : r.decisions[1];
+    EXPECT_EQ(d.action, Action::kNone);
+    EXPECT_EQ(d.state.phase, Phase::kSuspended);
+    EXPECT_EQ(d.state.alloc, (Alloc{2, 4, "n1,n2"}));
+    EXPECT_EQ(d.state.since, kNow);
+    EXPECT_EQ(d.state.used, 0) << "its run was counted as ended";
+    EXPECT_EQ(d.state.run, kNow - 50);
+    EXPECT_TRUE(d.note.empty()) << d.note;
+    EXPECT_NE(d.comment.find("| state=suspended range=1-4x4 alloc=2x4@n1,n2 "), std::string::npos) << d.comment;
+    EXPECT_EQ(d.view.gpus, 8);
+    const auto back = parse_comment(d.comment);
+    ASSERT_TRUE(back) << d.comment;
+    EXPECT_EQ(back->phase, Phase::kSuspended);
+  }
+  // Resumed: running again at its size, left there when the policy keeps it.
+  Fixture f;
+  ElasticJobSnapshot j = running_job(8, on({{0, 4}, {1, 4}}), f.snap.nodes);
+  j.state->phase = Phase::kSuspended;
+  f.add(j);
+  f.policy.answer = {on({{0, 4}, {1, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_EQ(r.decisions[0].action, Action::kNone);
+  EXPECT_EQ(r.decisions[0].state.phase, Phase::kRunning);
+  EXPECT_EQ(r.decisions[0].state.since, kNow);
+}
+
+// Why a running job the policy kept at its size did not grow (cap=; why=
+// stays its last decision): at its largest size, at twice what it was
+// profiled on, no larger size fits in what is free to it, or the policy
+// judged a grow not worth a restart.
+TEST(Round, AJobKeptAtItsSizeSaysWhyItDidNotGrow) {
+  struct Case {
+    const char* name;
+    ElasticRange range;
+    int profiled;
+    int rigid_on_others;  // GPUs of n2..n4 held by rigid jobs (the job then runs on n1 alone)
+    const char* why;
+  };
+  for (const Case& c : {Case{"its range's largest size", {1, 2, 4}, 8, 0, "at-max"},
+                        Case{"twice its profile", {1, 4, 4}, 4, 0, "profiled"},
+                        Case{"nothing free", {1, 4, 4}, 8, 4, "no-free-gpus"},
+                        Case{"the policy's choice", {1, 4, 4}, 8, 0, "restart-cost"}}) {
+    Fixture f;
+    for (std::size_t n = 1; n < 4; ++n) f.snap.nodes[n].rigid_gpus = c.rigid_on_others;
+    const Placement at = c.rigid_on_others > 0 ? on({{0, 4}}) : on({{0, 4}, {1, 4}});
+    ElasticJobSnapshot j = running_job(8, at, f.snap.nodes);
+    j.range = c.range;
+    f.add(j, c.profiled);
+    f.policy.answer = {at};
+    const RoundResult r = f.run();
+    EXPECT_TRUE(r.error.empty()) << c.name << ": " << r.error;
+    EXPECT_EQ(r.decisions[0].action, Action::kNone) << c.name;
+    EXPECT_EQ(r.decisions[0].view.cap, c.why) << c.name;
+    EXPECT_EQ(r.decisions[0].state.why, "start") << c.name;
+    EXPECT_NE(r.decisions[0].comment.find(std::string(" why=start cap=") + c.why + " "), std::string::npos)
+        << r.decisions[0].comment;
+    EXPECT_EQ(parse_comment_cap(r.decisions[0].comment), c.why);
+  }
+  {  // the GPUs of a node the job may not use are not free to it
+    Fixture f;
+    ElasticJobSnapshot j = running_job(8, on({{0, 4}, {1, 4}}), f.snap.nodes);
+    j.allowed = {true, true, false, false};
+    f.add(j);
+    f.policy.answer = {j.current};
+    EXPECT_EQ(f.run().decisions[0].view.cap, "no-free-gpus");
+  }
+  // A round that did not ask the policy about it (a light round, an
+  // arrivals round, a policy answer not used) keeps what its comment says
+  // while it runs on at that size; none was said: none.
+  Fixture f;
+  f.add(running_job(8, on({{0, 4}, {1, 4}}), f.snap.nodes));
+  EXPECT_EQ(f.run(false).decisions[0].view.cap, "");
+  f.snap.jobs[0].system_comment = "pollux: gpus=8 nodes=2 why=start cap=profiled | state=run range=1-4x4 alloc=2x4@n1,n2 since=5";
+  EXPECT_EQ(f.run(false).decisions[0].view.cap, "profiled");
+  f.policy.answer = {on({{0, 4}, {1, 4}}), on({{2, 4}})};  // one placement too many: not used
+  EXPECT_EQ(f.run().decisions[0].view.cap, "profiled");
+  EXPECT_EQ(plan_round(f.snap, f.inputs, f.params, &f.policy, true).decisions[0].view.cap, "profiled");
+  f.policy.answer = {on({{0, 4}, {1, 4}, {2, 4}})};  // grown: the cap goes
+  EXPECT_EQ(f.run().decisions[0].view.cap, "");
+}
+
+// A running job whose hint is missing while the spool is full (its agent
+// cannot write one) says so, and stops saying so when it has one again.
+TEST(Round, AJobWithoutAHintInAFullSpoolSaysWhy) {
+  Fixture f;
+  f.snap.spool_full = true;
+  f.add(running_job(8, on({{0, 4}}), f.snap.nodes));
+  f.inputs[0] = JobInput{};  // no hint: moldable
+  f.add(running_job(9, on({{1, 4}}), f.snap.nodes));  // its hint was written before the spool filled up
+  f.policy.answer = {on({{1, 4}})};
+  RoundResult r = f.run();
+  EXPECT_EQ(r.decisions[1].job, 0u);
+  EXPECT_EQ(r.decisions[1].view.cap, "spool-full") << r.decisions[1].comment;
+  EXPECT_EQ(r.decisions[1].state.why, "start");
+  EXPECT_NE(r.decisions[1].comment.find(" kind=moldable "), std::string::npos);
+  EXPECT_NE(r.decisions[1].comment.find(" why=start cap=spool-full "), std::string::npos) << r.decisions[1].comment;
+  EXPECT_EQ(r.decisions[0].job, 1u);
+  EXPECT_NE(r.decisions[0].view.cap, "spool-full");
+  // Room again (no hint yet), then a hint: the reason goes.
+  f.snap.jobs[0].system_comment = r.decisions[1].comment;
+  f.snap.spool_full = false;
+  r = f.run();
+  EXPECT_EQ(r.decisions[1].view.cap, "") << r.decisions[1].comment;
+  f.snap.spool_full = true;
+  f.inputs[0].resize_signal = SIGUSR1;
+  f.inputs[0].hint_restarts = 0;
+  f.policy.answer = {on({{0, 4}}), on({{1, 4}})};
+  r = f.run();
+  for (const JobDecision& d : r.decisions) EXPECT_NE(d.view.cap, "spool-full") << d.comment;
+}
+
 TEST(Round, PlacementsAndAllocsConvertBothWays) {
   const auto nodes = four_nodes();
   const Placement p = on({{1, 2}, {3, 2}});

@@ -10,6 +10,11 @@
 # series. POLLUX_TEST_METRICS_PLOT=FILE.png also plots the scraped series
 # (contrib/grafana/plot-metrics; the picture in doc/plugin.md) after two
 # minutes more with a rigid job and a third elastic job.
+# What operators see (issue 34): a full spool (a 1 MiB tmpfs over it,
+# filled) is said once in slurmctld.log, in pollux-status and the metrics,
+# and by the jobs left without a hint (cap=spool-full), and said again when
+# it has room; a suspended elastic job has its own state (SystemComment
+# state=suspended), row and GPU count in pollux-status and the metrics.
 source "$(dirname "$0")/lib.sh"
 for c in prometheus prometheus-node-exporter promtool; do
   command -v "$c" >/dev/null || skip "$c not installed (Debian packages prometheus prometheus-node-exporter)"
@@ -21,8 +26,10 @@ mkdir "$metrics_dir/textfile"
 prom_file=$metrics_dir/textfile/pollux.prom
 start_cluster "pollux_metrics_file=$prom_file" --gpu-types a100:2,h100:2
 pids=()
+spool_mounted=
 stop_exporters() {
   local p
+  [[ -z $spool_mounted ]] || umount -l "$POLLUX_TEST_SPOOL" || true
   for p in "${pids[@]}"; do { kill "$p" && wait "$p"; } 2>/dev/null || true; done
   rm -rf "$metrics_dir"
 }
@@ -110,6 +117,56 @@ for p in json.load(open(sys.argv[1]))['panels']:
     for t in p['targets']: print(t['expr'])" "$dashboard")
 n=$(series 'count by (gpu_type) (pollux_cluster_gpus_by_type)')
 ((n == 2)) || fail "Prometheus has the GPUs of $n GPU types, not 2 (a100, h100)"
+
+# A full spool: the agents' hints cannot be written (the tmpfs hides the
+# ones written before), so the jobs run as moldable ones, and say why (a
+# job caught checkpointing for a resize cannot acknowledge it: it restarts
+# at pollux_checkpoint_timeout, 60 s, then says why too).
+t0=$SECONDS
+spool=$POLLUX_TEST_SPOOL
+mount -t tmpfs -o size=1m,mode=1777 pollux-test-spool "$spool" || fail "cannot mount a tmpfs on $spool"
+spool_mounted=1
+dd if=/dev/zero of="$spool/filler" bs=64k 2>/dev/null || true  # until no space is left
+full_shown() {
+  (($(log_count "sched/pollux: the spool $spool is full \(0 bytes") == 1)) &&
+    [[ $(json "s['spool']['full']") == True ]] && grep -q '^pollux_spool_full 1$' "$prom_file" &&
+    { says_spool_full "$a" || says_spool_full "$b"; }
+}
+says_spool_full() { [[ $(comment_key "$1" cap) == spool-full && $(comment_key "$1" kind) == moldable ]]; }
+wait_until 90 "the full spool in slurmctld.log, pollux-status, the metrics and a job's cap=" full_shown
+out=$("$status_cmd" --dir "$state_dir")
+grep -E "^Spool: " <<< "$out"
+grep -q "^Spool: $spool: FULL" <<< "$out" || fail "pollux-status does not say the spool is full"
+cat "$CLUSTER_DIR"/jobs/[ab].out | grep -q "No space left on device" || fail "no agent met the full spool"
+umount "$spool" && spool_mounted=
+room_shown() {
+  (($(log_count "sched/pollux: the spool $spool has room again") == 1)) && grep -q '^pollux_spool_full 0$' "$prom_file" &&
+    ! says_spool_full "$a" && ! says_spool_full "$b" && [[ $(comment_key "$a" kind) == elastic ]]
+}
+wait_until 30 "the spool's room again in slurmctld.log, the metrics and the jobs' SystemComments" room_shown
+(($(log_count "sched/pollux: the spool .* is full") == 1)) || fail "the full spool was logged more than once"
+note "full spool shown and cleared in $((SECONDS - t0)) s: $(system_comment "$a")"
+
+# A suspended elastic job: Slurm keeps its GPUs (only its cores are
+# freed); sched/pollux leaves them alone and says so.
+# (Retried: a job requeued for a resize meanwhile cannot be suspended.)
+t0=$SECONDS
+suspend_it() { runs_as_decided "$a" && scontrol suspend "$a"; }
+wait_until 30 "job $a suspended" suspend_it
+suspended_shown() {
+  [[ $(phase "$a") == suspended ]] &&
+    [[ $(json "[(j['phase'], j['has_model']) for j in s['jobs'] if j['job_id'] == $a] == [('suspended', True)] and \
+               s['gpus']['suspended'] == sum(j['gpus'] for j in s['jobs'] if j['job_id'] == $a) > 0") == True ]] &&
+    grep -q '^pollux_gpus{kind="suspended"} [1-9]' "$prom_file"
+}
+wait_until 30 "job $a suspended in its SystemComment, pollux-status --json and the metrics" suspended_shown
+out=$("$status_cmd" --dir "$state_dir")
+grep -E "^GPUs: |^ +$a " <<< "$out"
+grep -Eq "^ +$a +[^ ]+ +[^ ]+ +suspended " <<< "$out" || fail "pollux-status has no suspended row for job $a"
+grep -Eq '^GPUs: .*, [1-9][0-9]* suspended, ' <<< "$out" || fail "pollux-status counts no suspended GPUs"
+scontrol resume "$a"
+wait_until 30 "job $a running again after its resume" runs_as_decided "$a"
+note "suspended and resumed in $((SECONDS - t0)) s: $(system_comment "$a")"
 if [[ -n ${POLLUX_TEST_METRICS_PLOT:-} ]]; then
   # Something to see: a rigid job takes 8 GPUs for a while, a third elastic job arrives.
   sleep 20
