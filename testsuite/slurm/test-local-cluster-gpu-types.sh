@@ -56,7 +56,7 @@ faster_there() {
   local g a h
   g=$(comment_key "$x" goodput_by_type)
   a=${g#a100:} && a=${a%%,*} && h=${g##*,h100:}
-  [[ $g == a100:*,h100:* && $a =~ ^[0-9.]+$ && $h =~ ^[0-9.]+$ ]] && awk -v a="$a" -v h="$h" 'BEGIN { exit !(h > 1.5 * a) }'
+  [[ $g == a100:*,h100:* && $a =~ ^[0-9.e+]+$ && $h =~ ^[0-9.e+]+$ ]] && awk -v a="$a" -v h="$h" 'BEGIN { exit !(h > 1.5 * a) }'
 }
 wait_until 30 "job $x's goodput on the h100 above 1.5 times the a100's" faster_there
 [[ $(granted "$x") == n2:2 && $(restarts "$x") == $((r0 + 1)) ]] ||
