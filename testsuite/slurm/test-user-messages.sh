@@ -45,7 +45,8 @@ refused_like_rigid() {  # refused_like_rigid WORDS sbatch-options...
 # partition before anything else, after job_submit/pollux has spoken).
 for opts in "-p nosuchpart --requeue -N 1-4 --gpus-per-node=4" "-p gpu,nosuchpart --requeue -N 1-2 --gpus=4"; do
   said=$(message $opts --wrap "$job" || true)
-  [[ $said == "error: invalid partition specified: nosuchpart"$'\n'"error: Batch job submission failed: Invalid partition name specified" ]] ||
+  [[ $said == "error: invalid partition specified: nosuchpart"$'\n'* && $said == *"Batch job submission failed: Invalid partition name specified" &&
+     $said != *"elastic job"* && $said != *"rigid job"* ]] ||
     fail "sbatch $opts: said '$said', expected Slurm's refusal alone"
   note "sbatch $opts: $said"
 done
