@@ -32,9 +32,11 @@ Need need_of(const job_desc_msg_t* d) {
   return n;
 }
 
-// The partitions the job names, or the default one.
-std::vector<part_record_t*> partitions_of(const job_desc_msg_t* d) {
+// The partitions the job names, or the default one; `unknown` (when given)
+// says whether it names one that does not exist.
+std::vector<part_record_t*> partitions_of(const job_desc_msg_t* d, bool* unknown = nullptr) {
   std::vector<part_record_t*> out;
+  if (unknown != nullptr) *unknown = false;
   if (d->partition == nullptr || d->partition[0] == '\0') {
     if (default_part_loc != nullptr) out.push_back(default_part_loc);
     return out;
@@ -44,8 +46,10 @@ std::vector<part_record_t*> partitions_of(const job_desc_msg_t* d) {
   while (start <= names.size()) {
     const std::size_t comma = names.find(',', start);
     std::string name = names.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!name.empty())
+    if (!name.empty()) {
       if (part_record_t* p = find_part_record(name.data())) out.push_back(p);
+      else if (unknown != nullptr) *unknown = true;
+    }
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -85,6 +89,14 @@ std::vector<std::string> feature_names(const std::string& expr) {
 }
 
 }  // namespace
+
+bool slurm_refuses_partition(const job_desc_msg_t* desc) {
+  bool unknown = false;
+  const std::vector<part_record_t*> parts = partitions_of(desc, &unknown);
+  const bool named = desc->partition != nullptr && desc->partition[0] != '\0';
+  const bool by_reservation = !named && desc->reservation != nullptr && desc->reservation[0] != '\0';
+  return unknown || (parts.empty() && !by_reservation);
+}
 
 std::optional<SubmitRefusal> slurm_create_refusal(const job_desc_msg_t* desc, int min_nodes) {
   if (desc->features != nullptr)

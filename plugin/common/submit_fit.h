@@ -31,6 +31,15 @@ struct SubmitRefusal {
 /// read locks (slurmctld holds them around job_submit()).
 std::optional<SubmitRefusal> smallest_size_refusal(const job_desc_msg_t* desc, int min_nodes);
 
+/// Whether slurmctld will refuse the job's partition itself, first of what
+/// it checks after the job_submit plugins ran (_job_create():
+/// _get_job_parts()): a name in its --partition list that no partition
+/// has, or none named, no reservation to take one from and no default
+/// partition. Such a job gets no word from job_submit/pollux, so that
+/// Slurm's refusal ("invalid partition specified: NAME") reaches the user
+/// alone. Caller holds the partition read lock.
+bool slurm_refuses_partition(const job_desc_msg_t* desc);
+
 /// Refusals slurmctld makes itself after the job_submit plugins ran
 /// (_job_create()), whose words a plugin's user message would replace at
 /// sbatch (slurmctld answers a failed submission with the plugin's

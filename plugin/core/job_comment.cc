@@ -107,7 +107,9 @@ std::string format_comment(const JobView& v, const JobState& s) {
   if (!v.cap.empty()) out += " cap=" + std::string(v.cap.text());
   if (v.start > 0) out += " start=" + slurm_time(v.start);
   out += std::string(kSeparator) + "state=" + phase_name(s.phase) + " range=" + format_range(s.range) +
-         " alloc=" + format_alloc(s.alloc) + " since=" + std::to_string(static_cast<long long>(s.since)) +
+         " alloc=" + format_alloc(s.alloc);
+  if (s.phase == Phase::kCheckpointing && !s.from.empty()) out += " from=" + format_alloc(s.from);
+  out += " since=" + std::to_string(static_cast<long long>(s.since)) +
          " submit=" + std::to_string(static_cast<long long>(s.submit));
   if (s.limit > 0) out += " limit=" + std::to_string(s.limit) + " used=" + std::to_string(s.used);
   if (s.limit > 0 && s.run > 0) out += " run=" + std::to_string(static_cast<long long>(s.run));
@@ -189,6 +191,10 @@ std::optional<JobState> parse_comment(std::string_view comment, std::string* pro
       if (!a) return std::nullopt;
       s.alloc = *a;
       have_alloc = true;
+    } else if (key == "from") {
+      const auto a = parse_alloc(value);
+      if (!a) return std::nullopt;
+      s.from = *a;
     } else if (key == "since") {
       long long t = 0;
       if (!parse_number(value, t) || t < 0) return std::nullopt;
@@ -212,6 +218,7 @@ std::optional<JobState> parse_comment(std::string_view comment, std::string* pro
   if ((s.phase == Phase::kStarting || s.phase == Phase::kRunning || s.phase == Phase::kSuspended) && s.alloc.empty())
     return std::nullopt;
   if (s.phase == Phase::kHeld && !s.alloc.empty()) return std::nullopt;
+  if (s.phase != Phase::kCheckpointing) s.from = {};
   return s;
 }
 

@@ -6,7 +6,8 @@
 // survives a slurmctld restart without a state file of its own.
 //
 //   pollux: gpus=8 nodes=2 goodput=1234/s eff=0.81 speedup=5.2 bsz=2048x1 gns=512 why=grow | state=run range=1-4x4 alloc=2x4@n1,n2 since=1700000000 submit=1699999000
-//   (and limit=MIN used=SECONDS run=START with a time limit)
+//   (and limit=MIN used=SECONDS run=START with a time limit; from=NxG@nodes,
+//   the allocation it runs at, in state=ckpt)
 //
 // Left of " | ": the scheduler's view for people (doc/man/sched_pollux.5).
 // Right of it: the state the plugin reads back each round.
@@ -49,6 +50,10 @@ struct JobState {
   ElasticRange range;
   Phase phase = Phase::kHeld;
   Alloc alloc;       ///< the decided size (kStarting, kCheckpointing) or the current one
+  /// kCheckpointing: the allocation it runs at until its requeue (from=;
+  /// empty in every other phase, and in comments older versions wrote),
+  /// what the log names when someone else's requeue ends that run.
+  Alloc from;
   double since = 0;   ///< Unix time the phase began
   double submit = 0;  ///< Unix time of submission (Slurm resets its own at each requeue)
   Why why;           ///< the last decision (start, grow, shrink, ...), why it has no GPUs, or how it ended

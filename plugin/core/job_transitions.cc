@@ -10,6 +10,7 @@ namespace {
 void enter(JobState& s, Phase phase, double now) {
   if (s.phase != phase) s.since = now;
   s.phase = phase;
+  s.from = {};  // only a checkpointing job runs somewhere other than `alloc`
 }
 
 }  // namespace
@@ -35,6 +36,7 @@ void release(JobState& s, const Alloc& alloc, double now) {
   s.phase = Phase::kStarting;
   s.since = now;
   s.alloc = alloc;
+  s.from = {};
 }
 
 void run_at(JobState& s, const Alloc& current, double now) {
@@ -42,13 +44,14 @@ void run_at(JobState& s, const Alloc& current, double now) {
   s.alloc = current;
 }
 
-void signal_resize(JobState& s, const Alloc& to, Why resize, double now) {
+void signal_resize(JobState& s, const Alloc& current, const Alloc& to, Why resize, double now) {
   s.phase = Phase::kCheckpointing;
   s.since = now;
-  retarget_resize(s, to, resize);
+  retarget_resize(s, current, to, resize);
 }
 
-void retarget_resize(JobState& s, const Alloc& to, Why resize) {
+void retarget_resize(JobState& s, const Alloc& current, const Alloc& to, Why resize) {
+  s.from = current;
   s.alloc = to;
   s.why = resize;
 }
@@ -63,10 +66,12 @@ void requeue(JobState& s, double run_start, double now) {
   s.run = 0;
   s.phase = s.alloc.empty() ? Phase::kHeld : Phase::kStarting;
   s.since = now;
+  s.from = {};
 }
 
 void unsignalled(JobState& s, const JobState& before, const Alloc& current, double now) {
   s.phase = Phase::kRunning;
+  s.from = {};
   s.alloc = current;
   s.since = before.phase == Phase::kRunning ? before.since : now;
   s.why = before.why;
@@ -79,6 +84,7 @@ void suspend(JobState& s, const Alloc& current, double now) {
 
 void end(JobState& s, Why how, double end_time) {
   s.phase = Phase::kEnded;
+  s.from = {};
   s.alloc = {};
   s.why = how;
   if (end_time > 0) s.since = end_time;

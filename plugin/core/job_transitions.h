@@ -33,13 +33,13 @@ void release(JobState& s, const Alloc& alloc, double now);
 /// it was not running. The reason stays.
 void run_at(JobState& s, const Alloc& current, double now);
 
-/// Running, signalled at `now` to checkpoint for a move to `to` (empty: no
-/// GPUs); `resize` says which (grow, shrink, move, preempt).
-void signal_resize(JobState& s, const Alloc& to, Why resize, double now);
+/// Running at `current`, signalled at `now` to checkpoint for a move to `to`
+/// (empty: no GPUs); `resize` says which (grow, shrink, move, preempt).
+void signal_resize(JobState& s, const Alloc& current, const Alloc& to, Why resize, double now);
 
-/// Checkpointing: the move it waits for is now to `to`, for `resize`
-/// (`since`, the signal's time, stays).
-void retarget_resize(JobState& s, const Alloc& to, Why resize);
+/// Checkpointing at `current`: the move it waits for is now to `to`, for
+/// `resize` (`since`, the signal's time, stays).
+void retarget_resize(JobState& s, const Alloc& current, const Alloc& to, Why resize);
 
 /// Checkpointing, and the move is no longer wanted: running on at
 /// `current` (why=cancel).

@@ -153,12 +153,19 @@ std::string unusable_nodes(const Alloc& a, const std::vector<NodeSnapshot>& node
 }
 
 // What the log says, once, about a job that Slurm (or an operator) requeued
-// while it ran: no checkpoint is waited for, it restarts from its last one.
-std::string requeue_note(const Snapshot& snap, const ElasticJobSnapshot& j, const JobState& st) {
-  const std::string lost = unusable_nodes(j.state->alloc, snap.nodes);
-  std::string out = "its run on " + j.state->alloc.node_list + " was ended by Slurm's requeue";
+// while it ran: where it ran (a checkpointing job: where it ran, not the
+// size it was moving to), and that no checkpoint is waited for: a job whose
+// agent wrote a hint restarts from its last checkpoint; one without an agent
+// (no hint: sched/pollux knows of no checkpoint) runs its batch script again
+// from the beginning.
+std::string requeue_note(const Snapshot& snap, const ElasticJobSnapshot& j, const JobState& st, bool agent) {
+  const JobState& ran = *j.state;
+  const Alloc& run = ran.phase == Phase::kCheckpointing && !ran.from.empty() ? ran.from : ran.alloc;
+  const std::string lost = unusable_nodes(run, snap.nodes);
+  std::string out = "its run on " + run.node_list + " was ended by Slurm's requeue";
   out += lost.empty() ? " (by an operator, or the job itself)" : " (" + lost + " failed or was taken out of service)";
-  out += "; it restarts from its last checkpoint, ";
+  out += agent ? "; it restarts from its last checkpoint, "
+               : "; it has no agent (no hint): its batch script runs again from the beginning, ";
   out += st.alloc.empty() ? "once it gets GPUs" : "on " + st.alloc.node_list;
   if (st.limit > 0) out += " (" + std::to_string(st.used) + " s of its " + std::to_string(st.limit) + " min used)";
   return out;
@@ -231,6 +238,8 @@ JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& 
 bool elastic_kind(const JobInput& in, const Params& params) {
   return in.resize_signal >= 1 && in.resize_signal <= 64 && ((params.resize_signals >> (in.resize_signal - 1)) & 1ULL);
 }
+
+bool has_agent(const JobInput& in) { return in.hint_restarts >= 0; }
 
 bool can_resize(const ElasticJobSnapshot& j, const JobInput& in, const Params& params) {
   return elastic_kind(in, params) && in.hint_restarts == j.restarts;
@@ -647,12 +656,12 @@ JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, cons
     } else {
       d.action = Action::kSignal;
       d.signal = in.resize_signal;
-      signal_resize(st, alloc, resize_reason(j.current, p), snap.now);
+      signal_resize(st, to_alloc(j.current, snap.nodes), alloc, resize_reason(j.current, p), snap.now);
     }
   } else if (p == j.current) {  // checkpointing, and the move is no longer wanted
     cancel_resize(st, to_alloc(j.current, snap.nodes), snap.now);
   } else {
-    retarget_resize(st, alloc, resize_reason(j.current, p));
+    retarget_resize(st, to_alloc(j.current, snap.nodes), alloc, resize_reason(j.current, p));
     const bool acked = in.checkpoint_ack && *in.checkpoint_ack >= prev.since;
     if (acked || snap.now >= prev.since + params.checkpoint_timeout) {
       d.action = Action::kRequeue;
@@ -660,7 +669,7 @@ JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, cons
     }
   }
 
-  if (requeued_by_others(j)) d.note = requeue_note(snap, j, st);
+  if (requeued_by_others(j)) d.note = requeue_note(snap, j, st, has_agent(in));
   d.view = view_of(snap, in.model, typed, st.phase == Phase::kRunning ? j.current : p);
   d.comment = format_comment(d.view, st);
   return d;

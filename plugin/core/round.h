@@ -167,6 +167,11 @@ struct JobInput {
 /// allows (pollux_resize_signals): an *elastic* job; else *moldable*.
 bool elastic_kind(const JobInput& in, const Params& params);
 
+/// Whether the job's agent wrote a hint (any run's): a job without one has
+/// no checkpoint sched/pollux knows of, and a requeue starts its batch
+/// script again from the beginning.
+bool has_agent(const JobInput& in);
+
 /// Whether a running job may be signalled for a resize now: elastic, and
 /// the announcement is its current run's (a run that has not announced
 /// yet cannot checkpoint: it is starting, or its program has no agent).
@@ -231,9 +236,10 @@ std::optional<ElasticRange> allowed_range(const ElasticJobSnapshot& job);
 /// requeued it (its node failed, or was set DOWN: Slurm kills and requeues
 /// the jobs on it), or an operator or the job itself did (`scontrol
 /// requeue`). No checkpoint was taken for it and none is waited for: it is
-/// placed afresh (why=requeued) and restarts from its last checkpoint,
-/// promptly (the arrivals round after the requeue places it when its last
-/// nodes failed), after Slurm's own wait (cred_expire + 1 s).
+/// placed afresh (why=requeued) and restarts from its last checkpoint (from
+/// the beginning without an agent: has_agent), promptly (the arrivals round
+/// after the requeue places it when its last nodes failed), after Slurm's
+/// own wait (cred_expire + 1 s).
 bool requeued_by_others(const ElasticJobSnapshot& job);
 
 /// Why a running job that the policy kept at its size (in a round whose

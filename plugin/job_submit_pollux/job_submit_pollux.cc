@@ -45,6 +45,12 @@ bool changes_size(const job_desc_msg_t* d) {
          d->exc_nodes != nullptr;
 }
 
+// A range as users are told it: "1-4 nodes x <= 4 GPUs per node".
+std::string range_words(const pollux::sched::ElasticRange& range) {
+  return std::to_string(range.min_nodes) + "-" + std::to_string(range.max_nodes) + " nodes x <= " +
+         std::to_string(range.gpus_per_node) + " GPUs per node";
+}
+
 // What the submitter is told (sbatch prints it: "sbatch: elastic job: ..."):
 // whether sched/pollux sizes the job, and if not, why, for every job that
 // asks for GPUs or a node range (the jobs that may have been meant elastic).
@@ -53,9 +59,8 @@ void tell_user(const pollux::sched::JobShape& shape, const std::optional<pollux:
   if (err_msg == nullptr || *err_msg != nullptr) return;  // never hide another plugin's message
   std::string text;
   if (range) {
-    text = "elastic job: " + std::to_string(range->min_nodes) + "-" + std::to_string(range->max_nodes) +
-           " nodes x <= " + std::to_string(range->gpus_per_node) +
-           " GPUs per node, sized by sched/pollux when it starts (held until it gives the job GPUs); resized "
+    text = "elastic job: " + range_words(*range) +
+           ", sized by sched/pollux when it starts (held until it gives the job GPUs); resized "
            "while it runs only once its program's agent listens for resizes (SystemComment kind=elastic), else "
            "left at that size (kind=moldable)" + note;
   } else {
@@ -71,13 +76,17 @@ void tell_user(const pollux::sched::JobShape& shape, const std::optional<pollux:
 
 int submit(job_desc_msg_t* desc, uint32_t uid, char** err_msg) {
   if (!pollux_scheduler()) return SLURM_SUCCESS;
+  // A partition Slurm refuses (it checks that first, after this plugin):
+  // nothing said, nothing changed, so that Slurm's refusal comes alone.
+  if (pollux::sched::slurm_refuses_partition(desc)) return SLURM_SUCCESS;
   std::string why;
   const pollux::sched::JobShape shape = pollux::sched::shape_of(desc);
   const auto range = pollux::sched::classify(shape, &why);
   // --no-kill would have Slurm keep an elastic job running on the nodes
   // left when one fails, its step short of the ranks that were there; it
-  // is requeued instead and restarts from its last checkpoint on nodes
-  // that work (sched/pollux: requeued_by_others()).
+  // is requeued instead and placed afresh on nodes that work, where its
+  // agent resumes from its last checkpoint (a program without an agent
+  // starts over: sched/pollux: requeued_by_others()).
   // What Slurm refuses at sbatch for a rigid job (no node could ever hold
   // it) it would refuse for this one at its smallest size: refused alike,
   // in Slurm's words, rather than held for ever.
@@ -101,7 +110,10 @@ int submit(job_desc_msg_t* desc, uint32_t uid, char** err_msg) {
     }
   }
   const bool no_kill = range && desc->kill_on_node_fail == 0;
-  tell_user(shape, range, why, no_kill ? "; --no-kill ignored: requeued from its last checkpoint when a node fails" : "",
+  tell_user(shape, range, why,
+            no_kill ? "; --no-kill ignored: requeued when a node fails, to restart from its last checkpoint "
+                      "(from the beginning if its program runs no agent)"
+                    : "",
             err_msg);
   if (!range) {
     debug("job_submit/pollux: rigid job from uid %u: %s", uid, why.c_str());
@@ -115,8 +127,10 @@ int submit(job_desc_msg_t* desc, uint32_t uid, char** err_msg) {
 }
 
 // Refuses a modification: one log line, and the same text to the user
-// (err_msg: "scontrol: error: ..."; 22.05 passes none).
-int refuse(char** err_msg, const std::string& why, int rc = ESLURM_ACCESS_DENIED) {
+// (err_msg, 23.02+: scontrol prints "scontrol: error: TEXT" before rc's
+// own words). 22.05 passes no err_msg: the user sees rc's words alone
+// ("... for job N"), so rc is the Slurm error that says most.
+int refuse(char** err_msg, const std::string& why, int rc) {
   info("job_submit/pollux: %s", why.c_str());
   if (err_msg != nullptr) {
     xfree(*err_msg);
@@ -147,7 +161,8 @@ int adopt_range_update(job_desc_msg_t* desc, job_record_t* job, uint32_t uid, ch
       desc->tres_per_socket != nullptr) {
     return refuse(err_msg, "JobId=" + std::to_string(job->job_id) + ": size update by uid " + std::to_string(uid) +
                                " refused: sched/pollux chooses an elastic job's nodes and gives GPUs per node "
-                               "(set NumNodes=MIN-MAX or TresPerNode=gres:gpu:G)");
+                               "(set NumNodes=MIN-MAX or TresPerNode=gres:gpu:G)",
+                  ESLURM_ACCESS_DENIED);
   }
   info("job_submit/pollux: JobId=%u: uid %u set its range to %s (was %s): sched/pollux sizes it within it",
        job->job_id, uid, format_range(*range).c_str(), format_range(state->range).c_str());
@@ -185,15 +200,23 @@ int modify(job_desc_msg_t* desc, job_record_t* job, uint32_t uid, char** err_msg
     const int rc = adopt_range_update(desc, job, uid, err_msg);
     if (rc != SLURM_SUCCESS) return rc;
   } else if (changes_size(desc)) {
-    return refuse(err_msg, "JobId=" + std::to_string(job->job_id) + ": uid " + std::to_string(uid) +
-                               " may not change the size of an elastic job: sched/pollux decides it");
+    const std::optional<JobState> state = pollux_state(job);
+    const ElasticRange range = state ? state->range : adopted(job).range;
+    return refuse(err_msg,
+                  "JobId=" + std::to_string(job->job_id) + ": uid " + std::to_string(uid) +
+                      " may not change the size of an elastic job: sched/pollux sizes it within its range (" +
+                      range_words(range) + "), which only an operator may change",
+                  ESLURM_ACCESS_DENIED);
   }
   if (desc->time_limit != NO_VAL) adopt_time_limit(desc, job, uid);
   if (held_by_pollux(job)) {
     if (desc->priority == INFINITE && !slurm_user) {
-      return refuse(err_msg, "JobId=" + std::to_string(job->job_id) +
-                                 ": held by sched/pollux until a round gives it GPUs: release refused for uid " +
-                                 std::to_string(uid));
+      // ESLURM_JOB_HELD: "Job is in held state, pending scheduler release".
+      return refuse(err_msg,
+                    "JobId=" + std::to_string(job->job_id) +
+                        ": held by sched/pollux until a round gives it GPUs: release refused for uid " +
+                        std::to_string(uid),
+                    ESLURM_JOB_HELD);
     }
     if (desc->priority == 0 && validate_operator(uid)) {  // an administrator's hold: theirs from now on
       if (!pollux_state(job)) {  // not adopted yet: adopt it now, or the first round would take the hold over

@@ -93,6 +93,30 @@ TEST(JobComment, ACheckpointTowardsNoGpusRoundTrips) {
   EXPECT_TRUE(back->alloc.empty());
 }
 
+TEST(JobComment, ACheckpointingJobSaysWhereItRuns) {
+  JobState s = running_state();
+  s.phase = Phase::kCheckpointing;
+  s.from = {1, 4, "n3"};  // growing from n3 onto n1,n2
+  const std::string text = format_comment(JobView{}, s);
+  EXPECT_NE(text.find(" alloc=2x4@n1,n2 from=1x4@n3 since="), std::string::npos) << text;
+  const auto back = parse_comment(text);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->from, s.from);
+  EXPECT_EQ(back->alloc, s.alloc);
+  // Only a checkpointing job runs elsewhere than its alloc: never shown or
+  // read back in another phase; a comment without it (an older version's)
+  // still holds.
+  s.phase = Phase::kRunning;
+  EXPECT_EQ(format_comment(JobView{}, s).find("from="), std::string::npos);
+  const auto other = parse_comment("pollux: gpus=1 | state=run range=1-2x1 alloc=1x1@n1 from=1x1@n2 since=5");
+  ASSERT_TRUE(other);
+  EXPECT_TRUE(other->from.empty());
+  const auto old = parse_comment("pollux: gpus=2 why=grow | state=ckpt range=1-2x1 alloc=2x1@n1,n2 since=5");
+  ASSERT_TRUE(old);
+  EXPECT_TRUE(old->from.empty());
+  EXPECT_FALSE(parse_comment("pollux: gpus=2 | state=ckpt range=1-2x1 alloc=2x1@n1,n2 from=1x1 since=5"));
+}
+
 TEST(JobComment, IgnoresKeysANewerVersionAdds) {
   const auto s = parse_comment("pollux: gpus=1 why=start | state=start range=1-2x1 alloc=1x1@n1 since=5 epoch=3");
   ASSERT_TRUE(s);

@@ -101,19 +101,23 @@ TEST(JobTransitions, AResizeThroughItsCheckpoint) {
   run_at(s, {1, 4, "n1"}, 200);
   EXPECT_EQ(s.phase, Phase::kRunning);
   EXPECT_EQ(s.since, 200);
-  signal_resize(s, {2, 4, "n1,n2"}, Why::kGrow, 300);
+  signal_resize(s, {1, 4, "n1"}, {2, 4, "n1,n2"}, Why::kGrow, 300);
   EXPECT_EQ(s.phase, Phase::kCheckpointing);
   EXPECT_EQ(s.since, 300);
-  retarget_resize(s, {}, Why::kPreempt);
+  EXPECT_EQ(s.from, (Alloc{1, 4, "n1"})) << "where it runs meanwhile";
+  retarget_resize(s, {1, 4, "n1"}, {}, Why::kPreempt);
   EXPECT_EQ(s.since, 300) << "the signal's time stays";
+  EXPECT_EQ(s.from, (Alloc{1, 4, "n1"}));
   requeue(s, 200, 350);
   EXPECT_EQ(s.phase, Phase::kHeld) << "towards no GPUs";
+  EXPECT_TRUE(s.from.empty()) << "its run is over";
   EXPECT_EQ(s.used, 150);
   EXPECT_EQ(s.since, 350);
   JobState c = adopted_state({1, 4, 4}, 100, 90, Why::kNone);
-  signal_resize(c, {2, 4, "n1,n2"}, Why::kGrow, 300);
+  signal_resize(c, {1, 4, "n1"}, {2, 4, "n1,n2"}, Why::kGrow, 300);
   cancel_resize(c, {1, 4, "n1"}, 320);
   EXPECT_EQ(c.phase, Phase::kRunning);
+  EXPECT_TRUE(c.from.empty());
   EXPECT_EQ(c.why, Why::kCancel);
   EXPECT_EQ(c.since, 320);
 }

@@ -243,6 +243,7 @@ TEST(Round, AResizeStartsWithACheckpointSignal) {
     EXPECT_EQ(d.state.why, c.why);
     EXPECT_EQ(d.state.since, kNow);
     EXPECT_EQ(d.state.alloc, to_alloc(c.to, f.snap.nodes));
+    EXPECT_EQ(d.state.from, (Alloc{1, 4, "n3"})) << c.why << ": where it runs meanwhile";
   }
 }
 
@@ -262,6 +263,8 @@ TEST_F(Checkpointing, WaitsForTheAgent) {
   EXPECT_EQ(r.decisions[0].action, Action::kNone);
   EXPECT_EQ(r.decisions[0].state.phase, Phase::kCheckpointing);
   EXPECT_EQ(r.decisions[0].state.since, kNow - 10);
+  // Where it runs is kept (filled in for a comment an older version wrote).
+  EXPECT_EQ(r.decisions[0].state.from, (Alloc{1, 4, "n3"}));
   // The policy was told the job holds what it was promised.
   EXPECT_EQ(f.policy.seen_current[0], on({{2, 4}, {3, 4}}));
 }
@@ -778,6 +781,41 @@ TEST(Round, AJobRequeuedByAnOperatorRestartsWhereItRan) {
   EXPECT_EQ(r.decisions[0].state.alloc, (Alloc{2, 4, "n1,n2"}));
   EXPECT_EQ(r.decisions[0].state.why, "requeued");
   EXPECT_NE(r.decisions[0].note.find("by an operator"), std::string::npos) << r.decisions[0].note;
+}
+
+// The issue 34 case: the job ran on n1 and was checkpointing to grow onto
+// n1,n2 when n1 failed; the log names n1, where it ran, not the grow's nodes.
+TEST(Round, SlurmsRequeueOfAJobCheckpointingForAGrowNamesTheNodesItRanOn) {
+  Fixture f;
+  f.snap.nodes[0].usable = false;  // n1: DOWN
+  ElasticJobSnapshot j = requeued_by_slurm(f.snap.nodes);
+  j.state = state(Phase::kCheckpointing, Alloc{2, 4, "n1,n2"}, kNow - 20, "grow");
+  j.state->from = {1, 4, "n1"};
+  f.add(j);
+  f.policy.answer = {on({{2, 4}})};
+  const RoundResult r = plan_round(f.snap, f.inputs, f.params, &f.policy, true);
+  const JobDecision& d = r.decisions[0];
+  EXPECT_EQ(d.action, Action::kRelease);
+  EXPECT_EQ(d.state.why, "requeued");
+  EXPECT_NE(d.note.find("its run on n1 was ended by Slurm's requeue (n1 failed"), std::string::npos) << d.note;
+  EXPECT_NE(d.note.find("restarts from its last checkpoint, on n3"), std::string::npos) << d.note;
+  EXPECT_TRUE(d.state.from.empty());
+}
+
+// A job whose program has no agent (it never wrote a hint) keeps no
+// checkpoint sched/pollux knows of: its script starts over, and the log
+// says so rather than promising a checkpoint.
+TEST(Round, SlurmsRequeueOfAJobWithoutAnAgentSaysItStartsOver) {
+  Fixture f;
+  f.snap.nodes[1].usable = false;
+  f.add(requeued_by_slurm(f.snap.nodes));
+  f.inputs[0] = JobInput{};  // no hint
+  const JobDecision d = plan_round(f.snap, f.inputs, f.params, &f.policy, true).decisions[0];
+  EXPECT_EQ(d.note.find("checkpoint"), std::string::npos) << d.note;
+  EXPECT_NE(d.note.find("its run on n1,n2 was ended by Slurm's requeue (n2 failed"), std::string::npos) << d.note;
+  EXPECT_NE(d.note.find("; it has no agent (no hint): its batch script runs again from the beginning, "),
+            std::string::npos)
+      << d.note;
 }
 
 TEST(Round, APromiseOnANodeThatFailedIsPlacedAfresh) {

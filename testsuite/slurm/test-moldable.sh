@@ -4,6 +4,8 @@
 # alone. A rigid job that needs its GPUs waits for it, as Slurm's rules
 # say (no signal, no requeue), and its SystemComment says kind=moldable;
 # a job whose agent announced its signal in the hint says kind=elastic.
+# Requeued by someone else, the moldable job is not said to restart from a
+# checkpoint (it has none: its script starts over; issue 34).
 # (Before: preempted with SIGUSR1, whose default action killed `sleep`:
 # FAILED, exit 138.)
 source "$(dirname "$0")/lib.sh"
@@ -30,6 +32,13 @@ note "rigid job $r: $(job_state "$r")"
 ! grep -q "User defined signal" "$CLUSTER_DIR/jobs/readme.out" || fail "job $a's step got the resize signal"
 [[ $(comment_key "$a" kind) == moldable ]] || fail "job $a is not shown as moldable: $(system_comment "$a")"
 [[ $(job_state "$r") == PENDING ]] || fail "rigid job $r is $(job_state "$r"): it cannot have its GPUs"
+scontrol requeue "$a"
+said() { grep -q "sched/pollux: JobId=$a: its run on " "$CLUSTER_DIR/log/slurmctld.log"; }
+wait_until 30 "sched/pollux logging the requeue of job $a" said
+line=$(grep "sched/pollux: JobId=$a: its run on " "$CLUSTER_DIR/log/slurmctld.log")
+note "${line#*sched/pollux: }"
+[[ $line == *"(by an operator, or the job itself); it has no agent (no hint): its batch script runs again from the beginning"* &&
+   $line != *checkpoint* ]] || fail "the requeue of job $a (no agent) was logged as: ${line#*sched/pollux: }"
 scancel "$a"
 wait_until 60 "rigid job $r started once job $a ended" bash -c "[[ \$(scontrol show job $r | grep -o 'JobState=[A-Z]*') != JobState=PENDING ]]"
 note "ok"

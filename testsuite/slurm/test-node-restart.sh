@@ -7,6 +7,10 @@
 # used to find the jobs' processes by the cluster's marker in their
 # environment, which slurmstepd does not pass on: they lived on, and a
 # "failed" node kept training.)
+# An elastic job checkpointing to grow when its node goes DOWN (Slurm
+# requeues it before its checkpoint times out): sched/pollux's log names
+# the node the job ran on, which its SystemComment kept (from=), not the
+# grow's nodes (issue 34).
 source "$(dirname "$0")/lib.sh"
 start_cluster "" --nodes 2 --gpus 1 --slurmd-timeout 5
 mkdir -p "$CLUSTER_DIR/jobs"
@@ -56,4 +60,29 @@ cluster restart-node n1
 [[ ! $(scontrol show node n1) =~ State=DOWN ]] || fail "n1 is still DOWN after restart-node"
 wait_until 90 "job $job running again on n1 and n2" on_both
 note "job $job running again (restarts $(restarts "$job"))"
+scancel "$job"
+
+export POLLUX_TEST_PROFILED=16
+blocker=$(sbatch --parsable -J blocker -N 1 -w n2 --gpus-per-node=1 -o /dev/null --wrap 'sleep 600')
+wait_until 60 "rigid job $blocker running on n2" eval '[[ $(job_state "$blocker") == RUNNING ]]'
+a=$(submit_elastic a -N 1-2 --gpus-per-node=1 --export=ALL,POLLUX_TEST_ACK_DELAY=1000)
+wait_until 60 "job $a running as decided on n1" eval 'runs_as_decided "$a" && [[ $(granted "$a") == n1:1 ]]'
+scancel "$blocker"
+checkpointing() { [[ $(phase "$a") == ckpt ]]; }
+wait_until 60 "job $a asked to checkpoint to grow onto n2" checkpointing
+note "job $a: $(system_comment "$a")"
+[[ $(comment_key "$a" alloc) == 2x1@n1,n2 && $(comment_key "$a" from) == 1x1@n1 ]] ||
+  fail "job $a's SystemComment does not say where it runs while it checkpoints to grow: $(system_comment "$a")"
+# n1 is set DOWN under it: Slurm kills and requeues the job as it does
+# once a failed node's SlurmdTimeout passes (kill-node, above, would add
+# that wait and Slurm's retries of the dead node's RPCs: 25 s). Its live
+# slurmd brings n1 back into service within a second, so whether the
+# round saw n1 DOWN (the note's "n1 failed") is left open.
+scontrol update nodename=n1 state=down reason=failed
+said() { grep -q "sched/pollux: JobId=$a: its run on " "$CLUSTER_DIR/log/slurmctld.log"; }
+wait_until 30 "sched/pollux logging Slurm's requeue of job $a" said
+line=$(grep "sched/pollux: JobId=$a: its run on " "$CLUSTER_DIR/log/slurmctld.log")
+note "${line#*sched/pollux: }"
+[[ $line == *"its run on n1 was ended by Slurm's requeue ("*"); it restarts from its last checkpoint, "* ]] ||
+  fail "Slurm's requeue of job $a, which ran on n1, was logged as: ${line#*sched/pollux: }"
 note "ok"

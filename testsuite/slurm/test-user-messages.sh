@@ -8,6 +8,8 @@
 # smallest size no node could hold (memory, CPUs, features, node count) is
 # refused at sbatch as its rigid form is, in Slurm's words, and one its
 # partition's limits leave no size waits as its rigid form does (issue 20).
+# A job Slurm refuses for its partition gets Slurm's error alone, no
+# "elastic job: ..." before it (issue 34).
 source "$(dirname "$0")/lib.sh"
 start_cluster
 message() { sbatch -o /dev/null "$@" 2>&1 >/dev/null | sed -n 's/^sbatch: //p'; }
@@ -21,7 +23,7 @@ expect() {  # expect TEXT sbatch-options...
 job='srun --ntasks=1 sleep 1000'
 expect "elastic job: 1-4 nodes x <= 4 GPUs per node, sized by sched/pollux when it starts (held until it gives the job GPUs); resized while it runs only once its program's agent listens for resizes (SystemComment kind=elastic), else left at that size (kind=moldable)" \
   --requeue -N 1-4 --gpus-per-node=4 --wrap "$job"
-expect "; --no-kill ignored: requeued from its last checkpoint when a node fails" \
+expect "; --no-kill ignored: requeued when a node fails, to restart from its last checkpoint (from the beginning if its program runs no agent)" \
   --requeue --no-kill -N 1-4 --gpus-per-node=4 --wrap "$job"
 expect "rigid job (Slurm sizes it as asked, sched/pollux does not resize it): GPUs requested per job" \
   --requeue -N 1-2 --gpus=4 --wrap "$job"
@@ -39,6 +41,15 @@ refused_like_rigid() {  # refused_like_rigid WORDS sbatch-options...
     fail "the elastic job ($*) was not refused like its rigid form ('$want'): $elastic"
   note "sbatch --requeue -N 1-4 --gpus-per-node=4 $*: $elastic"
 }
+# A partition that does not exist: Slurm's refusal, alone (it checks the
+# partition before anything else, after job_submit/pollux has spoken).
+for opts in "-p nosuchpart --requeue -N 1-4 --gpus-per-node=4" "-p gpu,nosuchpart --requeue -N 1-2 --gpus=4"; do
+  said=$(message $opts --wrap "$job" || true)
+  [[ $said == "error: invalid partition specified: nosuchpart"$'\n'* && $said == *"Batch job submission failed: Invalid partition name specified" &&
+     $said != *"elastic job"* && $said != *"rigid job"* ]] ||
+    fail "sbatch $opts: said '$said', expected Slurm's refusal alone"
+  note "sbatch $opts: $said"
+done
 refused_like_rigid "Memory specification can not be satisfied" --mem=2000
 refused_like_rigid "CPU count per node can not be satisfied" --cpus-per-task=8
 # Features no node has, and more nodes than the partition has: refused by
