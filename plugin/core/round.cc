@@ -140,12 +140,13 @@ std::vector<std::pair<std::string_view, const NodeSnapshot*>> alloc_nodes(const 
   return out;
 }
 
-// The nodes of an allocation that take no new work or are gone from the
-// cluster (comma-separated; empty when all are usable).
+// The nodes of an allocation that are out of service or gone from the
+// cluster (comma-separated; empty when none is). A node awaiting its
+// registration after a slurmctld restart is neither.
 std::string unusable_nodes(const Alloc& a, const std::vector<NodeSnapshot>& nodes) {
   std::string out;
   for (const auto& [name, node] : alloc_nodes(a, nodes)) {
-    if (node != nullptr && node->usable) continue;
+    if (node != nullptr && (node->usable || node->awaiting_registration)) continue;
     if (!out.empty()) out += ',';
     out += name;
   }
@@ -428,8 +429,14 @@ Capacity capacity(const Snapshot& snap, const std::vector<JobInput>& inputs, con
                     ? std::max(0, snap.nodes[n].gpus - snap.nodes[n].rigid_gpus - pinned_use[n])
                     : 0;
   c.reserved = reserve_for_rigid(snap, elastic_use, c.gpus);
-  for (std::size_t n = 0; n < node_count; ++n)
-    if (!snap.nodes[n].usable) c.gpus[n] = std::max(0, elastic_use[n] - pinned_use[n]);
+  // A node awaiting registration keeps its whole capacity, so that what
+  // was promised there still fits (ask_policy places nothing new there).
+  for (std::size_t n = 0; n < node_count; ++n) {
+    if (snap.nodes[n].awaiting_registration)
+      c.gpus[n] = std::max(0, snap.nodes[n].gpus - snap.nodes[n].rigid_gpus - pinned_use[n]);
+    else if (!snap.nodes[n].usable)
+      c.gpus[n] = std::max(0, elastic_use[n] - pinned_use[n]);
+  }
   return c;
 }
 
@@ -494,6 +501,25 @@ Promises promises(const Snapshot& snap, const std::vector<std::size_t>& sched, c
     }
   }
   return out;
+}
+
+// Whether a placement uses a node awaiting registration.
+bool awaits_registration(const Placement& p, const std::vector<NodeSnapshot>& nodes) {
+  return std::any_of(p.begin(), p.end(), [&](const NodeShare& s) {
+    return static_cast<std::size_t>(s.node) < nodes.size() && nodes[static_cast<std::size_t>(s.node)].awaiting_registration;
+  });
+}
+
+// A job left as it is until its nodes register after a slurmctld restart:
+// it runs, or was promised what it keeps (`keep`, which still fits), on a
+// node slurmctld has not heard from yet. The restarted plugin carries out
+// what was decided before the restart (a checkpoint's move, a requeued
+// job's promise) rather than decide afresh on a cluster whose state it
+// does not know yet.
+bool kept_until_registered(const Snapshot& snap, const ElasticJobSnapshot& j, const Placement& keep,
+                           const Placement& current) {
+  return !keep.empty() && current == keep &&
+         (awaits_registration(j.current, snap.nodes) || awaits_registration(keep, snap.nodes));
 }
 
 // Type models: on a typed cluster, each job's model per GPU type (index
@@ -586,9 +612,12 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
   std::vector<std::size_t> ask;  // positions in sched
   std::vector<int> ask_cap = cap;
   for (std::size_t k = 0; k < sched.size(); ++k) {
-    if (!arrivals_only || promised.keep[k].empty()) ask.push_back(k);
+    const bool kept = kept_until_registered(snap, snap.jobs[sched[k]], promised.keep[k], promised.current[k]);
+    if (!kept && (!arrivals_only || promised.keep[k].empty())) ask.push_back(k);
     else add(ask_cap, promised.current[k], -1);
   }
+  for (std::size_t n = 0; n < ask_cap.size(); ++n)
+    if (snap.nodes[n].awaiting_registration) ask_cap[n] = 0;  // nothing new until it registers
   if (policy == nullptr || ask.empty() ||
       (arrivals_only && std::none_of(ask_cap.begin(), ask_cap.end(), [](int g) { return g > 0; })))
     return chosen;

@@ -44,6 +44,11 @@ struct NodeSnapshot {
   int rigid_gpus = 0;    ///< GPUs held by rigid jobs (running, suspended, completing)
   bool usable = true;    ///< new work may start here (up, not drained)
   int type = 0;          ///< its GPUs' type: an index into Snapshot::gpu_types (0 when it has none)
+  /// slurmctld has not heard from it since it started (Slurm's UNKNOWN
+  /// state, for the seconds until its first registration after a
+  /// restart): not usable for new work, but not failed either. What
+  /// elastic jobs run or were promised there stands until it registers.
+  bool awaiting_registration = false;
 };
 
 /// An elastic job: one job_submit/pollux held at submission, or one that
@@ -300,7 +305,10 @@ struct RoundResult {
 /// may share), select_jobs (who the policy schedules), promises (what each
 /// keeps without the policy), ask_policy (the policy, and validation of its
 /// answer), decide / decide_outside (the state transitions, job_transitions.h)
-/// and finish (the kind and EndTime every decision carries). On a cluster
+/// and finish (the kind and EndTime every decision carries). A job that
+/// runs or was promised GPUs on a node awaiting registration (a slurmctld
+/// restart) is not asked: it keeps its size, its checkpoint's decided move
+/// or its promise, and nothing new is placed on that node. On a cluster
 /// of several GPU types, the stage type_models gives each job its model per
 /// type, from `ratios` (one slot per snapshot.gpu_types; when null or of
 /// another size: pollux_gpu_type_speeds alone), and validation refuses a

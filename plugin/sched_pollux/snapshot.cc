@@ -12,12 +12,20 @@
 namespace pollux::sched {
 namespace {
 
-// New work may start on the node.
-bool usable(const node_record_t* node) {
-  const uint32_t s = node->node_state;
-  return !(IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) || IS_NODE_NO_RESPOND(node) ||
-           IS_NODE_FUTURE(node) || IS_NODE_POWERED_DOWN(node) || IS_NODE_POWERING_DOWN(node) ||
-           IS_NODE_REBOOT_REQUESTED(node) || IS_NODE_REBOOT_ISSUED(node) || (s & NODE_STATE_BASE) == NODE_STATE_UNKNOWN);
+// The node is out of service: down, drained, failing, not responding,
+// not yet in the cluster, powered down or rebooting.
+bool out_of_service(const node_record_t* node) {
+  return IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) || IS_NODE_NO_RESPOND(node) ||
+         IS_NODE_FUTURE(node) || IS_NODE_POWERED_DOWN(node) || IS_NODE_POWERING_DOWN(node) ||
+         IS_NODE_REBOOT_REQUESTED(node) || IS_NODE_REBOOT_ISSUED(node);
+}
+
+// slurmctld has not heard from the node since it started: a restarted
+// slurmctld recovers only the DOWN and DRAIN states and keeps every other
+// node UNKNOWN until it registers (its first ping comes 3 s after the
+// start), though its jobs run on.
+bool awaiting_registration(const node_record_t* node) {
+  return (node->node_state & NODE_STATE_BASE) == NODE_STATE_UNKNOWN && !out_of_service(node);
 }
 
 // The job is still completing on a node that takes no work (not
@@ -87,7 +95,8 @@ Snapshot take_snapshot(double now) {
     const NodeGpus gpus = node_gpus(node);
     if (gpus.count <= 0 || node->index >= index.size()) continue;
     index[node->index] = static_cast<int>(snap.nodes.size());
-    snap.nodes.push_back({node->name, gpus.count, 0, usable(node)});
+    const bool awaiting = awaiting_registration(node);
+    snap.nodes.push_back({node->name, gpus.count, 0, !awaiting && !out_of_service(node), 0, awaiting});
     node_of.push_back(node->index);
     node_types.push_back(gpus.type);
   }

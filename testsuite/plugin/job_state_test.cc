@@ -143,7 +143,7 @@ TEST(JobTransitions, AnEndCountsTheLastRunAgainstTheLimit) {
 TEST(JobTransitions, ASuspensionKeepsItsGpusAndCallsOffAResize) {
   JobState s = adopted_state({1, 4, 4}, 100, 90, Why::kNone);
   run_at(s, {1, 4, "n1"}, 200);
-  signal_resize(s, {2, 4, "n1,n2"}, Why::kGrow, 300);
+  signal_resize(s, {1, 4, "n1"}, {2, 4, "n1,n2"}, Why::kGrow, 300);
   suspend(s, {1, 4, "n1"}, 400);
   EXPECT_EQ(s.phase, Phase::kSuspended);
   EXPECT_EQ(s.alloc, (Alloc{1, 4, "n1"}));

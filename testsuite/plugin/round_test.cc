@@ -829,6 +829,71 @@ TEST(Round, APromiseOnANodeThatFailedIsPlacedAfresh) {
   EXPECT_EQ(r.decisions[0].state.alloc, (Alloc{1, 2, "n4"}));
 }
 
+// Right after a slurmctld restart every node awaits its registration
+// (UNKNOWN, not usable for new work): what was decided before the restart
+// is carried out, not decided afresh (issue 34: a requeued job's promise
+// was dropped, and the job came back on its old node).
+void awaiting_registration(std::vector<NodeSnapshot>& nodes) {
+  for (NodeSnapshot& n : nodes) {
+    n.usable = false;
+    n.awaiting_registration = true;
+  }
+}
+
+TEST(Round, APromiseOnANodeAwaitingRegistrationStands) {
+  Fixture f;
+  ElasticJobSnapshot j = starting_job(8, on({{0, 1}}), f.snap.nodes);  // requeued, shrunk to n1
+  j.restarts = 1;
+  j.state->why = "shrink";
+  f.add(j);
+  f.add(pending_job(9));  // held: nothing is placed for it on an unknown node
+  awaiting_registration(f.snap.nodes);
+  for (bool arrivals : {false, true}) {
+    f.policy.answer = {{}};
+    const RoundResult r = plan_round(f.snap, f.inputs, f.params, &f.policy, arrivals);
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+    EXPECT_EQ(f.policy.seen_jobs[0].id, 9u);
+    for (const NodeInfo& n : f.policy.seen_nodes) EXPECT_EQ(n.gpus, 0);
+    const JobDecision& d = r.decisions[0];
+    EXPECT_EQ(d.action, Action::kNone);
+    EXPECT_EQ(d.state.phase, Phase::kStarting);
+    EXPECT_EQ(d.state.alloc, (Alloc{1, 1, "n1"}));
+    EXPECT_EQ(d.state.why, "shrink");
+    EXPECT_EQ(d.state.since, kNow - 5);
+  }
+  // A node that failed is no promise: placed afresh, as before.
+  f.snap.nodes[0].awaiting_registration = false;
+  f.run();
+  EXPECT_EQ(f.policy.seen_jobs.size(), 2u);
+}
+
+TEST(Round, ACheckpointsMoveDecidedBeforeARestartIsCarriedOut) {
+  Fixture f;
+  // Shrinking from 1x2 on n2 to 1x1 on n1 for a rigid job that waits for n2.
+  ElasticJobSnapshot j = running_job(5, on({{1, 2}}), f.snap.nodes);
+  j.state = state(Phase::kCheckpointing, Alloc{1, 1, "n1"}, kNow - 3, "shrink");
+  j.decided = on({{0, 1}});
+  f.add(j);
+  f.add(running_job(6, on({{2, 4}}), f.snap.nodes));
+  f.snap.rigid_queue.push_back({1, 2, 0, ""});
+  awaiting_registration(f.snap.nodes);
+  f.policy.answer = {on({{1, 2}})};  // back to its old node: never asked
+  RoundResult r = f.run();
+  EXPECT_TRUE(f.policy.seen_jobs.empty());
+  EXPECT_EQ(r.decisions[0].action, Action::kNone);
+  EXPECT_EQ(r.decisions[0].state.phase, Phase::kCheckpointing);
+  EXPECT_EQ(r.decisions[0].state.alloc, (Alloc{1, 1, "n1"}));
+  EXPECT_EQ(r.decisions[1].action, Action::kNone);  // running where it ran
+  EXPECT_EQ(r.decisions[1].state.alloc, (Alloc{1, 4, "n3"}));
+  // Acknowledged: requeued towards n1.
+  f.inputs[0].checkpoint_ack = kNow - 1;
+  r = f.run();
+  EXPECT_EQ(r.decisions[0].action, Action::kRequeue);
+  EXPECT_EQ(r.decisions[0].state.alloc, (Alloc{1, 1, "n1"}));
+  EXPECT_EQ(r.decisions[0].state.why, "shrink");
+}
+
 TEST(Round, TheTimeLimitCountsRunsEndedBySlurmsRequeues) {
   Fixture f;
   ElasticJobSnapshot j = running_job(7, on({{0, 4}}), f.snap.nodes);

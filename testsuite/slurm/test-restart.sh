@@ -142,5 +142,24 @@ requeued=$(date -d "$(grep -E "sched/pollux: JobId=$victim: requeue" <<< "$after
 [[ -n $acked ]] && python3 -c "import sys; sys.exit(not $requeued >= $acked)" ||
   fail "job $victim was requeued (at $requeued) before it acknowledged its checkpoint (at ${acked:-never})"
 (($(restarts "$victim") > restarts_v)) || fail "job $victim was never restarted"
+# Its next run is where the requeue put it, though slurmctld restarted
+# while it waited (every node UNKNOWN until it registers): the promise was
+# neither withdrawn (hold) nor moved (release), issue 34.
+promise=$(grep -E "sched/pollux: JobId=$victim: requeue" <<< "$after" | sed -n 's/.* requeue \([0-9]*\)x\([0-9]*\) GPUs on \([^ ]*\) .*/\1 \2 \3/p')
+read -r p_nodes p_gpn p_list <<< "$promise"
+run=$(grep -E "^start .* restart=$((restarts_v + 1)) " "$victim_out" | sed -n 1p)
+[[ -n $run ]] || fail "job $victim's run after its requeue is not in its output"
+ran_on=$(scontrol show hostnames "$(sed 's/.* nodes=\([^ ]*\).*/\1/' <<< "$run")" | paste -sd,)
+ran_gpus=$(sed 's/.* gpus=\([0-9]*\).*/\1/' <<< "$run")
+[[ $ran_on == "$p_list" && $ran_gpus == $((p_nodes * p_gpn)) ]] ||
+  fail "job $victim was requeued towards ${p_nodes}x$p_gpn GPUs on $p_list but ran next on $ran_on ($ran_gpus GPUs)"
+# (Up to its next resize, which may legitimately come later.)
+if awk -v m="$mark" -v j="JobId=$victim:" 'NR >= m && index($0, "sched/pollux: " j " requeue") { q++; next }
+      q == 1 && index($0, "sched/pollux: " j " signal") { exit }
+      q == 1 && (index($0, "sched/pollux: " j " hold") || index($0, "sched/pollux: " j " release")) { print; f = 1 }
+      END { exit !f }' "$CLUSTER_DIR/log/slurmctld.log"; then
+  fail "the restarted plugin withdrew or moved job $victim's promise"
+fi
+note "job $victim ran next where its requeue put it: $ran_on ($ran_gpus GPUs)"
 note "after the resize: $a: $(granted "$a"); $b: $(granted "$b"); $c: $(granted "$c")"
 note "ok"
