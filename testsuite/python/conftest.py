@@ -19,6 +19,7 @@ def free_port():
 def clean_env(**extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "POLLUX_"))}
     env["POLLUX_AGENT_LIBRARY"] = os.environ.get("POLLUX_AGENT_LIBRARY", "")
+    env["POLLUX_DIGITS"] = os.environ.get("POLLUX_DIGITS", "")  # configure's data file (worker.py)
     env["POLLUX_VERBOSE"] = "0"
     env["OMP_NUM_THREADS"] = "1"
     env.update(extra)
