@@ -2,21 +2,15 @@
 // all-reduce through the communicator, steady-clock timing.
 #include <Eigen/Core>
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
+#include "host_step_record.h"
 #include "pollux/agent_backend.h"
 
 namespace pollux {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 // The passes over the gradient are Eigen's vectorised reductions over
 // chunks that fit in L1, each chunk's float sum added to a double total:
@@ -76,14 +70,14 @@ auto with_type(DType t, F&& f) {
 
 class CpuBackend final : public StepBackend {
  public:
-  void micro_begin() override { micro_start_ = Clock::now(); }
+  void micro_begin() override { record_.micro_begin(); }
 
   void micro_end(const GradientBuffer& g, bool accumulate) override {
     check(g);
     with_type(g.dtype, [&](auto zero) {
       using T = decltype(zero);
       const T* x = static_cast<const T*>(g.data);
-      cur_.local_sqr_sum += sqnorm(x, g.count);
+      record_.current().local_sqr_sum += sqnorm(x, g.count);
       if (accumulate) {
         const std::size_t bytes = g.count * sizeof(T);
         if (accumulated_ == 0) {
@@ -96,13 +90,12 @@ class CpuBackend final : public StepBackend {
       }
       return 0;
     });
-    ++cur_.micro_steps;
-    last_micro_start_ = micro_start_;
-    cur_.grad_time_sum += seconds(micro_start_, Clock::now());
+    record_.micro_end();
   }
 
   void synchronize(GradientBuffer& g, int num_grads, TwoStep two_step, Communicator& comm) override {
     check(g);
+    StepRecord& cur = record_.current();
     with_type(g.dtype, [&](auto zero) {
       using T = decltype(zero);
       T* x = static_cast<T*>(g.data);
@@ -112,38 +105,31 @@ class CpuBackend final : public StepBackend {
         add_into(x, reinterpret_cast<const T*>(accum_.data()), g.count);
       }
       comm.allreduce_sum(x, g.count, g.dtype);
-      cur_.sync_sqr = scale_sqnorm(x, g.count, 1.0 / num_grads);
+      cur.sync_sqr = scale_sqnorm(x, g.count, 1.0 / num_grads);
       const std::size_t bytes = g.count * sizeof(T);
       if (two_step == TwoStep::kKeep) {
         prev_.resize(bytes);
         std::memcpy(prev_.data(), x, bytes);
-        prev_sqr_ = cur_.sync_sqr;
+        prev_sqr_ = cur.sync_sqr;
         prev_valid_ = true;
       } else {
         if (two_step == TwoStep::kCompare && prev_valid_ && prev_.size() == bytes) {
-          cur_.has_prev = true;
-          cur_.prev_sqr = prev_sqr_;
-          cur_.dot_prev = dot(reinterpret_cast<const T*>(prev_.data()), x, g.count);
+          cur.has_prev = true;
+          cur.prev_sqr = prev_sqr_;
+          cur.dot_prev = dot(reinterpret_cast<const T*>(prev_.data()), x, g.count);
         }
         prev_valid_ = false;
       }
       return 0;
     });
     accumulated_ = 0;
-    cur_.step_time = seconds(last_micro_start_, Clock::now());
-    cur_.valid = cur_.micro_steps > 0;
-    done_ = cur_;
-    cur_ = StepRecord{};
+    record_.finish();
   }
 
-  StepRecord take_record() override {
-    StepRecord r = done_;
-    done_ = StepRecord{};
-    return r;
-  }
+  StepRecord take_record() override { return record_.take(); }
 
   void reset() override {
-    cur_ = done_ = StepRecord{};
+    record_.reset();
     accumulated_ = 0;
     prev_valid_ = false;
   }
@@ -153,8 +139,7 @@ class CpuBackend final : public StepBackend {
     if (g.data == nullptr && g.count > 0) throw std::invalid_argument("gradient buffer is null");
   }
 
-  Clock::time_point micro_start_{}, last_micro_start_{};
-  StepRecord cur_, done_;
+  agent_detail::HostStepRecord record_;
   std::vector<unsigned char> accum_, prev_;
   int accumulated_ = 0;
   bool prev_valid_ = false;

@@ -64,7 +64,9 @@ Delivery classify() {
   const ssize_t n = trusted ? ::read(fd, buf, sizeof buf) : -1;
   ::close(fd);
   ResizeDecision d;
-  if (n <= 0 || !parse_resize_decision(buf, static_cast<std::size_t>(n), &d) || d.restart_count != g_restart)
+  // (A cancel is never signalled: a delivery beside one is not sched/pollux's.)
+  if (n <= 0 || !parse_resize_decision(buf, static_cast<std::size_t>(n), &d) || d.restart_count != g_restart ||
+      d.cancel)
     return Delivery::kOther;
   const long long age = now_ms() - d.time_ms;
   if (age > kResizeDecisionFresh * 1000 || age < -kResizeDecisionFresh * 1000) return Delivery::kOther;
@@ -138,6 +140,7 @@ bool ResizeSignal::reclaim() noexcept {
   return install(sig);
 }
 
+long long ResizeSignal::last_request_ms() noexcept { return g_last_request.load(); }
 long ResizeSignal::received() noexcept { return g_received.load(std::memory_order_relaxed); }
 long ResizeSignal::handled() noexcept { return g_handled; }
 void ResizeSignal::set_handled(long count) noexcept { g_handled = count; }

@@ -44,6 +44,8 @@ class ResizeSignal {
   /// front of the program's new action. True when it did.
   static bool reclaim() noexcept;
 
+  /// The decision time (Unix ms) of the last request received; -1: none.
+  static long long last_request_ms() noexcept;
   /// Resize requests received so far by the process.
   static long received() noexcept;
   /// Requests some agent of this process has acted on.

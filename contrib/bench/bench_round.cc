@@ -1,22 +1,23 @@
 // Google Benchmarks of sched/pollux's round outside the policy: plan_round
-// (plugin/core/round.cc) with a policy that leaves every job where it is,
+// (sched/round.cc) with a policy that leaves every job where it is,
 // so what is timed is what the plugin adds around the policy (capacity,
 // selection, promises, the per-type models, the decisions and their
 // SystemComment views). Jobs are pending, with models from a hint measured
-// on an H100 with fits on two other types (spool_test_util.h's
-// typed_hint()); range(0) nodes x 4 GPUs, range(1) jobs, range(2) GPU types
-// (1: an untyped cluster, where no per-type model is made). Figures in
-// doc/benchmarks.md ("sched/pollux's round outside the policy").
+// on an H100 with fits on two other types (bench_hint()); range(0) nodes x
+// 4 GPUs, range(1) jobs, range(2) GPU types (1: an untyped cluster, where
+// no per-type model is made). Figures in doc/benchmarks.md ("sched/pollux's
+// round outside the policy"). Public headers only: the scheduling core's
+// (sched/), the spool's and libgoodput's.
 #include <benchmark/benchmark.h>
 
 #include <csignal>
 #include <string>
 #include <vector>
 
-#include "core/job_model.h"
-#include "core/round.h"
+#include "sched/job_model.h"
+#include "sched/round.h"
+#include "pollux/hint.h"
 #include "pollux/policy.h"
-#include "spool/spool_test_util.h"
 
 namespace pollux::sched {
 namespace {
@@ -32,6 +33,21 @@ class KeepPolicy final : public Policy {
   }
 };
 
+// What model_from_hint() reads of a hint measured on an H100 with fits
+// from two types it ran on before: the values of the spool tests'
+// typed_hint() (testsuite/spool/spool_test_util.h), which the figures in
+// doc/benchmarks.md were measured with.
+Hint bench_hint() {
+  Hint h;
+  h.limits = BatchLimits{64, 1024, 8, 256, true};
+  h.perf = PerfParams{0.0125, 0.00025, 0.004, 0.0002, 0.002, 0.0001, 1.5, 0.011};
+  h.grad = GradStats{0.0625, 3.5};
+  h.gpu_type = "nvidia_h100_80gb_hbm3";
+  h.type_perf = {HintTypePerf{"a100", PerfParams{0.025, 0.0005, 0.004, 0.0002, 0.002, 0.0001, 1.25}},
+                 HintTypePerf{"tesla_v100-sxm2-16gb", PerfParams{0.05, 0.001, 0.004, 0.0002, 0.002, 0.0001, 1.5, 0.02}}};
+  return h;
+}
+
 void PlanRoundOutsideThePolicy(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0)), jobs = static_cast<int>(state.range(1));
   const int types = static_cast<int>(state.range(2));
@@ -41,9 +57,9 @@ void PlanRoundOutsideThePolicy(benchmark::State& state) {
   snap.gpu_types.resize(static_cast<std::size_t>(types > 1 ? types : 0));
   for (int n = 0; n < nodes; ++n)
     snap.nodes.push_back({"n" + std::to_string(n + 1), 4, 0, true, types > 1 ? n * types / nodes : 0});
-  const std::optional<JobModel> model = model_from_hint(pollux::test::typed_hint());
+  const std::optional<JobModel> model = model_from_hint(bench_hint());
   if (!model) {
-    state.SkipWithError("typed_hint() gives no model");
+    state.SkipWithError("bench_hint() gives no model");
     return;
   }
   std::vector<JobInput> inputs;

@@ -177,6 +177,15 @@ double Application::iterations(double batch, int epoch) const {
   return *interp_linear(validated_batches_, its, batch, OutOfRange::kClamp);
 }
 
+Iteration Application::iteration(const StepTimes& t, int replicas, int atomic, int accum, int epoch) const {
+  Iteration it;
+  it.batch = static_cast<double>(replicas) * atomic * (accum + 1);
+  it.grad = grad_stats(it.batch, epoch);
+  it.gain = adascale_gain(it.grad, it.batch, init_batch_);
+  it.seconds = t.step + (t.step - t.sync) * accum;
+  return it;
+}
+
 std::vector<int> Application::canonical_placement(const std::vector<int>& counts) {
   std::vector<int> p;
   for (int c : counts)

@@ -54,6 +54,16 @@ struct StepTimes {
   StepSource source = StepSource::kPlacement;
 };
 
+/// One optimizer step of an application: how long it takes and how much
+/// progress it makes (the rule SimJob::step integrates over time, and
+/// pollux-emulate applies step by step).
+struct Iteration {
+  double batch = 0;    ///< total batch M = R m (s + 1)
+  GradStats grad;      ///< the traced gradient statistics at M in the epoch
+  double seconds = 0;  ///< T_iter = step + s (step - sync)
+  double gain = 0;     ///< progress of the step: AdaScale gain of `grad` at M
+};
+
 class Application {
  public:
   Application(AppTrace trace, const AppSpec& spec);
@@ -83,6 +93,9 @@ class Application {
   /// Cumulative optimizer steps after epoch `epoch` (0-based) at total
   /// batch `batch`, linear between validated batch sizes (the Optimus oracle).
   double iterations(double batch, int epoch) const;
+  /// One optimizer step during `epoch` with step times `t`, on `replicas`
+  /// GPUs at per-GPU batch `atomic` and `accum` accumulation steps.
+  Iteration iteration(const StepTimes& t, int replicas, int atomic, int accum, int epoch) const;
 
   /// Step and sync time of one optimizer step with per-GPU batch
   /// `local_bsz` on a placement given as per-node GPU counts, in node

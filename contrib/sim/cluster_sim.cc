@@ -8,29 +8,28 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "input_error.h"
 #include "job_info.h"
 #include "sia_artifact.h"
-#include "sia_policy.h"
+#include "pollux/interference.h"
+#include "pollux/policies.h"
+#include "sched_round.h"
 #include "sim_job.h"
+#include "time_limit.h"
 
 namespace pollux::sim {
 namespace {
 
-enum class Kind { kPollux, kTiresias, kOptimus, kSia };
-
-Kind policy_kind(const std::string& name) {
-  if (name == "pollux") return Kind::kPollux;
-  if (name == "tiresias") return Kind::kTiresias;
-  if (name == "optimus") return Kind::kOptimus;
-  if (name == "sia") return Kind::kSia;
-  throw std::runtime_error("unknown policy '" + name + "' (pollux, tiresias, optimus or sia)");
+// The policy's table entry (pollux/policies.h): what each job is told, how
+// it places, whether jobs adapt.
+const PolicyEntry& entry_of(const std::string& name) {
+  if (const PolicyEntry* e = find_policy(name)) return *e;
+  throw std::runtime_error("unknown policy '" + name + "' (" + policy_names(nullptr) + ")");
 }
-
-// Goodput-driven policies: the job adapts its batch, the agent fits models.
-bool adaptive(Kind k) { return k == Kind::kPollux || k == Kind::kSia; }
 
 // Sia's bootstrap (sia.py): a job with no throughput model on any type is
 // worth the same on one GPU of every type (no estimate from ratios yet).
@@ -44,10 +43,10 @@ void sia_bootstrap(JobInfo& info, const SimJob& job) {
 // order, and a baseline's in the order its greedy placement took the nodes
 // - most free GPUs first, each taken whole but the last - which is
 // non-increasing in the counts.
-std::vector<int> node_counts(const Placement& p, Kind kind) {
+std::vector<int> node_counts(const Placement& p, const PolicyEntry& policy) {
   std::vector<int> counts;
   for (const NodeShare& s : p) counts.push_back(s.gpus);
-  if (kind != Kind::kPollux) std::stable_sort(counts.begin(), counts.end(), std::greater<int>());
+  if (policy.greedy_placement) std::stable_sort(counts.begin(), counts.end(), std::greater<int>());
   return counts;
 }
 
@@ -67,11 +66,12 @@ std::vector<char> interfering(const std::vector<Placement>& alloc, int nodes) {
   return out;
 }
 
-PolicyOptions policy_options(const SimOptions& o) {
-  PolicyOptions po = o.policy_options;
-  po.interval = o.interval;
-  po.restart_delay = o.restart_delay;
-  return po;
+// GPUs held per node.
+std::vector<int> used_gpus(const std::vector<Placement>& alloc, std::size_t nodes) {
+  std::vector<int> used(nodes, 0);
+  for (const Placement& p : alloc)
+    for (const NodeShare& s : p) used[static_cast<std::size_t>(s.node)] += s.gpus;
+  return used;
 }
 
 }  // namespace
@@ -102,8 +102,10 @@ struct Hetero {
 };
 
 // How long a re-allocation stalls `job`: --restart-delay, or with
-// --sia-calibration Sia's simulator's checkpoint-restore time of its model.
+// --sia-calibration Sia's simulator's checkpoint-restore time of its model;
+// none for a job of recorded duration.
 static double restart_delay_of(const SimOptions& o, const SimJob& job) {
+  if (job.recorded()) return 0;  // its recorded time holds its start (a node's boot still delays it)
   return o.sia_calibration ? sia_calibration(job.app().name()).restart_delay : o.restart_delay;
 }
 
@@ -114,6 +116,7 @@ static double restart_delay_of(const SimOptions& o, const SimJob& job) {
 // told slowest: every replica waits for the slowest at each all-reduce).
 static void move_job(SimJob& job, const Placement& p, const std::vector<int>& counts, Hetero& h,
                      double restart_delay) {
+  if (job.recorded()) return job.reallocate(counts, restart_delay);  // no application: no speed, no profile
   double speed = HUGE_VAL;
   for (const NodeShare& s : p) speed = std::min(speed, h.speed(s.node, job.app().name()));
   const int slot = h.typed && !p.empty() ? h.node_type[static_cast<std::size_t>(p.front().node)] : 0;
@@ -138,42 +141,82 @@ static void learn_ratios(SimJob& job, std::size_t i, Hetero& h) {
   observe_fits(*h.ratios, fits, std::max(1, job.app().limits().min_atomic), h.seen[i]);
 }
 
-// sched/pollux's arrivals round (SimOptions::arrivals_tick): the policy
-// sizes the submitted, incomplete jobs that hold no GPUs, in what the
-// others leave; pollux_job_info's age rule is the plugin's
-// (describe_elastic_job: at least restart_delay x (restarts + 1)).
-static void arrivals_round(const Workload& workload, std::vector<SimJob>& jobs, const SimOptions& options,
-                           const std::vector<NodeInfo>& all_nodes, double now, std::vector<Placement>& alloc,
-                           Policy& policy, RunResult& result, Hetero& hetero) {
-  std::vector<NodeInfo> nodes = all_nodes;
-  std::vector<std::size_t> asked;
-  std::vector<JobInfo> infos;
+// SimOptions::in_flight: the k-th end (in time) of any job submits the
+// k-th held job (workload order), at that end's time. Ends come in time
+// order across steps, so the jobs submitted before keep their times.
+static void submit_held(std::vector<SimJob>& jobs, std::size_t first_held) {
+  std::vector<double> ends;
+  for (const SimJob& j : jobs)
+    if (j.complete()) ends.push_back(j.completion_time());
+  std::sort(ends.begin(), ends.end());
+  for (std::size_t k = 0; k < ends.size() && first_held + k < jobs.size(); ++k)
+    if (jobs[first_held + k].submit_time() == HUGE_VAL) jobs[first_held + k].submit(ends[k]);
+}
+
+// sched/pollux's round (SimOptions::arrivals_tick: its periodic rounds and
+// its arrivals rounds): the plugin's own round (sched/round.h: plan_round)
+// on the simulated cluster (sched_round.h); the jobs it starts or requeues
+// move where it placed them.
+static void sched_round(std::vector<SimJob>& jobs, const SimOptions& options, const SimCluster& cluster,
+                        const sched::Params& params, double now, bool arrivals_only, std::vector<Placement>& alloc,
+                        Policy& policy, const PolicyEntry& entry, RunResult& result, Hetero& hetero) {
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    if (jobs[i].complete()) alloc[i].clear();  // its GPUs are free
+  const auto t0 = std::chrono::steady_clock::now();
+  const SimRoundPlan plan = plan_sim_round(jobs, alloc, cluster, params, policy, arrivals_only, now,
+                                           hetero.typed ? hetero.ratios.get() : nullptr);
+  result.policy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (arrivals_only && plan.policy_ran) ++result.arrival_rounds;
+  // The plugin logs an answer it cannot use and keeps every size; in the
+  // simulator a policy that breaks its contract stops the run.
+  if (!plan.error.empty())
+    throw std::runtime_error("policy " + options.policy + " broke a constraint in " +
+                             (arrivals_only ? "an arrivals" : "a") + " round at t=" +
+                             std::to_string(static_cast<long long>(now)) + " s: " + plan.error);
+  for (const auto& [i, p] : plan.moves) {
+    move_job(jobs[i], p, node_counts(p, entry), hetero, restart_delay_of(options, jobs[i]));
+    alloc[i] = p;
+  }
+}
+
+// SimOptions::record_timeline: the round's time and each job's GPUs.
+static void record(RunResult& result, double now, const std::vector<Placement>& alloc) {
+  result.times.push_back(now);
+  std::vector<int> row(alloc.size());
+  for (std::size_t i = 0; i < alloc.size(); ++i) row[i] = placement_gpus(alloc[i]);
+  result.gpus.push_back(std::move(row));
+}
+
+// SimOptions::max_runtime_after_last_submit.
+static void give_up_if_stuck(const Workload& workload, const SimOptions& options, std::size_t incomplete, double now,
+                             double last_submit) {
+  if (incomplete > 0 && now > last_submit + options.max_runtime_after_last_submit)
+    throw std::runtime_error(workload.path + ": " + std::to_string(incomplete) + " jobs still incomplete at t=" +
+                             std::to_string(static_cast<long long>(now)) + " s under policy " + options.policy);
+}
+
+// Backfill's time limits (time_limit.h): each job's runtime alone at its
+// workload size and batch, as this run would run it, times the factor.
+static std::vector<double> backfill_time_limits(const Workload& workload, const std::vector<SimJob>& jobs,
+                                                std::map<std::string, std::unique_ptr<StepTimeCache>>& caches,
+                                                const SimOptions& o) {
+  std::map<std::tuple<std::string, int, long long>, double> runtime;
+  std::vector<double> limits;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    if (jobs[i].complete()) {
-      alloc[i].clear();
+    const WorkloadJob& w = workload.jobs[i];
+    // A history's own limit (0: unlimited, the policy's year, as Slurm's INFINITE).
+    if (w.time_limit >= 0 || w.recorded) {
+      limits.push_back(std::max(w.time_limit, 0.0));
       continue;
     }
-    for (const NodeShare& s : alloc[i]) nodes[static_cast<std::size_t>(s.node)].gpus -= s.gpus;
-    if (jobs[i].submit_time() > now || !alloc[i].empty()) continue;
-    asked.push_back(i);
-    infos.push_back(pollux_job_info(jobs[i], workload.jobs[i], i, now, 0, options.restart_delay, true,
-                                    options.min_nodes, hetero.typed ? hetero.ratios.get() : nullptr));
+    auto [it, fresh] = runtime.try_emplace({w.application, w.num_replicas, w.batch_size}, 0.0);
+    if (fresh)
+      it->second = rigid_runtime(*caches[w.application], w.num_replicas, w.batch_size, o.gpus_per_node,
+                                 restart_delay_of(o, jobs[i]),
+                                 o.sia_calibration ? sia_calibration(w.application).slowdown : 1.0);
+    limits.push_back(user_time_limit(it->second, o.time_limit_factor));
   }
-  bool room = false;
-  for (const NodeInfo& n : nodes) room = room || n.gpus > 0;
-  if (asked.empty() || !room) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<Placement> next = policy.optimize(infos, nodes, std::vector<Placement>(asked.size()), now);
-  result.policy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ++result.arrival_rounds;
-  if (auto bad = check_allocation(infos, nodes, next, policy.options()))
-    throw std::runtime_error("policy broke a constraint in an arrivals round at t=" +
-                             std::to_string(static_cast<long long>(now)) + " s: " + *bad);
-  for (std::size_t k = 0; k < asked.size(); ++k) {
-    if (next[k].empty()) continue;
-    move_job(jobs[asked[k]], next[k], node_counts(next[k], Kind::kPollux), hetero, restart_delay_of(options, jobs[asked[k]]));
-    alloc[asked[k]] = std::move(next[k]);
-  }
+  return limits;
 }
 
 double percentile(std::vector<double> v, double q) {
@@ -187,7 +230,16 @@ double percentile(std::vector<double> v, double q) {
 
 void check_runnable(const Workload& workload, const SimOptions& options) {
   const int total_gpus = options.nodes * options.gpus_per_node;
-  if (policy_kind(options.policy) != Kind::kTiresias) return;
+  const JobInput input = entry_of(options.policy).input;
+  const bool rigid = input == JobInput::kRigid || input == JobInput::kRigidTimeLimit;
+  for (const WorkloadJob& w : workload.jobs)
+    if (w.recorded && !rigid)
+      throw InputError(workload.path, w.line,
+                       "job " + w.name + " has no known application (it runs at its recorded size and duration): "
+                           "only --policy " + policy_names([](const PolicyEntry& e) {
+                             return e.input == JobInput::kRigid || e.input == JobInput::kRigidTimeLimit;
+                           }) + " run such jobs");
+  if (!rigid) return;
   for (const WorkloadJob& w : workload.jobs)
     if (w.num_replicas > total_gpus)
       throw InputError(workload.path, w.line,
@@ -197,26 +249,36 @@ void check_runnable(const Workload& workload, const SimOptions& options) {
 
 RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options) {
   check_runnable(workload, options);
-  if (options.arrivals_tick > 0 && policy_kind(options.policy) != Kind::kPollux)
-    throw std::runtime_error("arrivals rounds are sched/pollux's: only with the pollux policy");
+  const PolicyEntry& entry = entry_of(options.policy);
+  if (options.arrivals_tick > 0 && !entry.scheduler)
+    throw std::runtime_error("arrivals rounds are sched/pollux's: only with the policy it runs (" +
+                             policy_names([](const PolicyEntry& e) { return e.scheduler; }) + ")");
   if (options.arrivals_tick > 0 && std::fmod(options.interval, options.arrivals_tick) != 0)
     throw std::runtime_error("the arrivals tick must divide the interval");
-  std::unique_ptr<Policy> policy = policy_kind(options.policy) == Kind::kSia
-                                       ? std::make_unique<SiaPolicy>(policy_options(options), options.sia_lambda_n)
-                                       : make_policy(options.policy, policy_options(options));
-  if (policy == nullptr)
-    throw std::runtime_error("policy '" + options.policy + "' is not available in this build of libgoodput");
+  if (options.autoscale.mode != ScaleMode::kOff && (options.arrivals_tick > 0 || !options.gpu_types.empty()))
+    throw std::runtime_error("auto-scaling is simulated on a cluster of one GPU type without arrivals rounds");
+  if (options.autoscale.mode == ScaleMode::kGoodput && entry.input != JobInput::kElastic)
+    throw std::runtime_error("goodput auto-scaling needs the jobs' speedups: only with " +
+                             policy_names([](const PolicyEntry& e) { return e.input == JobInput::kElastic; }));
+  if (!entry.missing.empty())
+    throw std::runtime_error("policy '" + options.policy + "' is not available: libgoodput was " +
+                             std::string(entry.missing));
+  // With arrivals rounds the policy is the plugin's: Slurm grants GPUs
+  // per node uniformly (sched::policy_options), and plan_round refuses
+  // any other size.
+  PolicyOptions policy_options = options.policy_options;
+  if (options.arrivals_tick > 0) policy_options.uniform_gpus_per_node = true;
+  std::unique_ptr<Policy> policy = make_policy(options.policy, policy_options);
   return simulate(workload, catalog, options, *policy);
 }
 
 RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options, Policy& policy) {
-  const Kind kind = policy_kind(options.policy);
-  const PolicyOptions po = policy_options(options);
+  const PolicyEntry& entry = entry_of(options.policy);
   // What every round's allocation is checked against: the policy's
   // options; the baselines have no interference avoidance and no node
   // limit per job (as in the paper), only capacity and their sizes.
-  PolicyOptions checked = po;
-  if (kind != Kind::kPollux) {
+  PolicyOptions checked = options.policy_options;
+  if (entry.greedy_placement) {
     checked.interference_avoidance = false;
     checked.max_nodes_per_job = options.nodes;
   }
@@ -244,7 +306,8 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       throw std::runtime_error("the GPU types have " + std::to_string(total) + " nodes; the cluster has " +
                                std::to_string(options.nodes));
     hetero.types = options.gpu_types;
-    hetero.typed = ((kind == Kind::kPollux && options.type_aware) || kind == Kind::kSia) && options.gpu_types.size() > 1;
+    hetero.typed = (entry.types == GpuTypeUse::kRequired || (entry.types == GpuTypeUse::kAware && options.type_aware)) &&
+                   options.gpu_types.size() > 1;
     if (hetero.typed) {
       hetero.ratios = std::make_unique<TypeRatios>(seed, told);
       for (std::size_t k = 0; k < nodes.size(); ++k) nodes[k].type = hetero.node_type[k];
@@ -255,16 +318,35 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
   jobs.reserve(workload.jobs.size());
   double last_submit = 0;
   for (const WorkloadJob& w : workload.jobs) {
+    // Beyond the first in_flight jobs: submitted when a job's end makes room.
+    const bool held = options.in_flight > 0 && jobs.size() >= static_cast<std::size_t>(options.in_flight);
+    last_submit = std::max(last_submit, w.submit_time);
+    if (w.recorded) {
+      jobs.emplace_back(w.name, held ? HUGE_VAL : w.submit_time, w.duration);
+      continue;
+    }
     const Application& app = catalog.get(w.application);
     auto& cache = caches[w.application];
     if (cache == nullptr) cache = std::make_unique<StepTimeCache>(app);
-    const long long fixed = adaptive(kind) ? app.spec().fixed_batch : w.batch_size;
-    jobs.emplace_back(w.name, w.submit_time, *cache, fixed, hetero.typed ? static_cast<int>(hetero.types.size()) : 1);
+    const long long fixed = entry.adaptive ? app.spec().fixed_batch : w.batch_size;
+    jobs.emplace_back(w.name, held ? HUGE_VAL : w.submit_time, *cache, fixed,
+                      hetero.typed ? static_cast<int>(hetero.types.size()) : 1);
     if (options.sia_calibration) jobs.back().set_slowdown(sia_calibration(w.application).slowdown);
-    last_submit = std::max(last_submit, w.submit_time);
+    jobs.back().set_last_epoch(w.last_epoch);
   }
 
+  // With arrivals_tick every round is sched/pollux's on this cluster (sched_round.h).
+  SimCluster cluster{nodes, {}, options.min_nodes};
+  if (hetero.typed)
+    for (const GpuType& g : hetero.types) cluster.gpu_types.push_back(g.name);
+  const sched::Params params = sim_params(options.restart_delay, options.interval);
+
+  const std::vector<double> limits =
+      entry.input == JobInput::kRigidTimeLimit ? backfill_time_limits(workload, jobs, caches, options) : std::vector<double>{};
+
   std::vector<Placement> alloc(jobs.size());
+  std::optional<NodePool> pool;
+  if (options.autoscale.mode != ScaleMode::kOff) pool.emplace(options.nodes, options.autoscale);
   RunResult result;
   result.workload = workload.name;
   double now = 0;
@@ -277,6 +359,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
   while (incomplete > 0) {
     const std::vector<char> shared = interfering(alloc, options.nodes);
     std::size_t completed = 0;
+    if (pool) pool->pay(tick);
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       if (shared[i] && !jobs[i].complete()) result.interfering_gpu_seconds += placement_gpus(alloc[i]) * tick;
       const bool was = jobs[i].complete();
@@ -286,17 +369,36 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
         learn_ratios(jobs[i], i, hetero);
       }
     }
+    if (completed > 0 && options.in_flight > 0) submit_held(jobs, static_cast<std::size_t>(options.in_flight));
     now += tick;
-    if (now + 1e-6 < next_full + options.interval) {  // between full rounds: arrivals only
-      bool arrived = completed > 0;
+    // Between full rounds: arrivals only, unless a job's end freed GPUs
+    // that a submitted job may take: sched/pollux then brings the full
+    // round forward (freed_gpus.h).
+    bool waiting = false;
+    for (const SimJob& j : jobs) waiting = waiting || (!j.complete() && j.submit_time() <= now);
+    if (now + 1e-6 < next_full + options.interval && !(completed > 0 && waiting)) {
+      bool arrived = false;
       for (const SimJob& j : jobs) arrived = arrived || (j.submit_time() > now - tick && j.submit_time() <= now);
-      if (arrived) arrivals_round(workload, jobs, options, nodes, now, alloc, policy, result, hetero);
+      if (arrived) sched_round(jobs, options, cluster, params, now, true, alloc, policy, entry, result, hetero);
       incomplete = 0;
       for (const SimJob& j : jobs) incomplete += !j.complete();
       continue;
     }
     next_full = now;
     ++result.rounds;
+    if (options.arrivals_tick > 0) {
+      // sched/pollux's periodic round.
+      incomplete = 0;
+      for (std::size_t i = 0; i < jobs.size(); ++i) {
+        if (jobs[i].complete()) continue;
+        ++incomplete;
+        if (jobs[i].submit_time() <= now) learn_ratios(jobs[i], i, hetero);  // as below
+      }
+      if (incomplete > 0) sched_round(jobs, options, cluster, params, now, false, alloc, policy, entry, result, hetero);
+      if (options.record_timeline) record(result, now, alloc);
+      give_up_if_stuck(workload, options, incomplete, now, last_submit);
+      continue;
+    }
 
     active.clear();
     infos.clear();
@@ -312,62 +414,82 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       learn_ratios(jobs[i], i, hetero);
       active.push_back(i);
       current.push_back(alloc[i]);
-      switch (kind) {
-        case Kind::kPollux:
-          infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.restart_delay, false,
+      switch (entry.input) {
+        case JobInput::kElastic:
+          infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.restart_delay,
                                           options.min_nodes, hetero.typed ? hetero.ratios.get() : nullptr));
           break;
-        case Kind::kSia:
-          infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.restart_delay, false,
+        case JobInput::kElasticWholeLife:
+          infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.restart_delay,
                                           0, hetero.typed ? hetero.ratios.get() : nullptr, false));
           sia_bootstrap(infos.back(), jobs[i]);
+          infos.back().restarting = jobs[i].restarting();
+          if (options.sia_calibration) infos.back().restart_delay = sia_calibration(jobs[i].app().name()).policy_penalty;
           break;
-        case Kind::kTiresias: infos.push_back(tiresias_job_info(jobs[i], w, i, now)); break;
-        case Kind::kOptimus:
+        case JobInput::kRigid: infos.push_back(tiresias_job_info(jobs[i], w, i, now)); break;
+        case JobInput::kRigidTimeLimit: infos.push_back(backfill_job_info(jobs[i], w, i, now, limits[i])); break;
+        case JobInput::kOracle:
           infos.push_back(optimus_job_info(jobs[i], w, i, now, *caches[w.application], options.gpus_per_node));
           break;
       }
     }
-    if (!active.empty()) {
-      if (auto* sia = dynamic_cast<SiaPolicy*>(&policy)) {
-        std::vector<char> mid(active.size());
-        for (std::size_t k = 0; k < active.size(); ++k) mid[k] = jobs[active[k]].restarting();
-        sia->pin_restarting(std::move(mid));
-        if (options.sia_calibration) {
-          std::vector<double> penalty(active.size());
-          for (std::size_t k = 0; k < active.size(); ++k)
-            penalty[k] = sia_calibration(jobs[active[k]].app().name()).policy_penalty;
-          sia->set_restart_penalties(std::move(penalty));
-        }
+    // Auto-scaling: the nodes this round may use. Goodput sizes the cluster
+    // first; only its up nodes are offered, and a job holding GPUs on a
+    // node given back is moved. Queue (Slurm's power saving) offers every
+    // node: a job placed on a down node waits for it to boot.
+    std::vector<NodeInfo> offered = nodes;
+    if (pool) {
+      if (options.autoscale.mode == ScaleMode::kGoodput) {
+        const AutoscaleTarget target = autoscale_target(infos, current, pool->on_count(), options.nodes,
+                                                        options.gpus_per_node, options.autoscale.band);
+        pool->resize(target.nodes, used_gpus(alloc, nodes.size()), now);
       }
+      if (options.autoscale.mode != ScaleMode::kQueue) {
+        for (std::size_t n = 0; n < offered.size(); ++n)
+          if (!pool->up(static_cast<int>(n), now)) offered[n].gpus = 0;
+        for (Placement& p : current)
+          for (const NodeShare& s : p)
+            if (offered[static_cast<std::size_t>(s.node)].gpus == 0) {
+              p.clear();
+              break;
+            }
+      }
+    }
+    double utility = -1;
+    if (!active.empty()) {
       const auto t0 = std::chrono::steady_clock::now();
-      std::vector<Placement> next = policy.optimize(infos, nodes, current, now);
+      std::vector<Placement> next = policy.optimize(infos, offered, current, now);
       result.policy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (next.size() != active.size())
         throw std::runtime_error("policy " + options.policy + " returned " + std::to_string(next.size()) +
                                  " placements for " + std::to_string(active.size()) + " jobs");
-      if (auto bad = check_allocation(infos, nodes, next, checked))
+      if (auto bad = check_allocation(infos, offered, next, checked))
         throw std::runtime_error("policy " + options.policy + " broke a constraint at t=" +
                                  std::to_string(static_cast<long long>(now)) + " s: " + *bad);
+      if (pool && options.autoscale.mode == ScaleMode::kQueue) pool->follow_allocation(used_gpus(next, nodes.size()), now);
+      if (pool && entry.input == JobInput::kElastic)
+        utility = cluster_utility(infos, next, pool->on_count() * options.gpus_per_node);
       // Jobs no longer active (complete) give their GPUs back.
       std::vector<Placement> updated(jobs.size());
       for (std::size_t k = 0; k < active.size(); ++k) {
         const std::size_t i = active[k];
-        if (!(next[k] == alloc[i])) move_job(jobs[i], next[k], node_counts(next[k], kind), hetero, restart_delay_of(options, jobs[i]));
+        if (!(next[k] == alloc[i]))
+          move_job(jobs[i], next[k], node_counts(next[k], entry), hetero,
+                   restart_delay_of(options, jobs[i]) + (pool ? pool->wait(next[k], now) : 0.0));
         updated[i] = std::move(next[k]);
       }
       alloc.swap(updated);
+    } else if (pool && options.autoscale.mode == ScaleMode::kQueue) {
+      pool->follow_allocation(std::vector<int>(nodes.size(), 0), now);
     }
-    if (options.record_timeline) {
-      result.times.push_back(now);
-      std::vector<int> row(jobs.size());
-      for (std::size_t i = 0; i < jobs.size(); ++i) row[i] = placement_gpus(alloc[i]);
-      result.gpus.push_back(std::move(row));
+    if (pool) {
+      result.scale_times.push_back(now);
+      result.nodes_on.push_back(pool->on_count());
+      result.nodes_up.push_back(pool->up_count(now));
+      result.utility.push_back(utility);
     }
-    if (incomplete > 0 && now > last_submit + options.max_runtime_after_last_submit)
-      throw std::runtime_error(workload.path + ": " + std::to_string(incomplete) +
-                               " jobs still incomplete at t=" + std::to_string(static_cast<long long>(now)) +
-                               " s under policy " + options.policy);
+    if (options.record_timeline) record(result, now, alloc);
+    give_up_if_stuck(workload, options, incomplete, now, last_submit);
   }
 
   std::vector<double> jcts;
@@ -382,6 +504,9 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     o.jct = o.completion_time - o.submit_time;
     o.restarts = j.restarts();
     o.gpu_seconds = j.attained_service();
+    o.epochs = static_cast<int>(j.epoch_ends().size());
+    o.epoch_ends = j.epoch_ends();
+    if (!limits.empty()) o.time_limit = limits[i];
     jcts.push_back(o.jct);
     first_submit = std::min(first_submit, o.submit_time);
     last_completion = std::max(last_completion, o.completion_time);
@@ -391,6 +516,10 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     result.jobs.push_back(std::move(o));
   }
   for (const auto& [name, cache] : caches) result.model_lookups += cache->model_lookups();
+  if (pool) {
+    result.node_hours = pool->node_hours();
+    result.cost = result.node_hours * options.autoscale.node_price;
+  }
   result.avg_jct = std::accumulate(jcts.begin(), jcts.end(), 0.0) / static_cast<double>(jcts.size());
   result.p99_jct = percentile(jcts, 99);
   result.makespan = last_completion - first_submit;

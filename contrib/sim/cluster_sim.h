@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "application.h"
+#include "autoscaler.h"
 #include "pollux/policy.h"
+#include "time_limit.h"
 #include "workload.h"
 
 namespace pollux::sim {
@@ -49,19 +51,23 @@ struct GpuType {
 };
 
 struct SimOptions {
-  std::string policy = "pollux";  ///< pollux, tiresias, optimus or sia
+  std::string policy = "pollux";  ///< a name of pollux/policies.h's table
   int nodes = 16;
   int gpus_per_node = 4;
   double interval = 60;           ///< seconds between scheduling rounds (whole seconds)
   double interference = 0.0;      ///< slowdown of interfering distributed jobs, [0, 1)
-  double restart_delay = 30;      ///< seconds a re-allocation stalls a job
-  PolicyOptions policy_options;   ///< interval and restart_delay are set from the above
+  /// Seconds a re-allocation stalls a job; also the restart penalty of
+  /// the job descriptions (the least D a policy is told).
+  double restart_delay = 30;
+  PolicyOptions policy_options;
   bool record_timeline = false;   ///< keep GPUs per job per round (for plots)
-  /// sched/pollux's arrivals rounds (0: off, the paper's simulator): jobs
-  /// run in steps of this many seconds, and after a step in which a job
-  /// was submitted or completed the policy sizes only the jobs holding no
-  /// GPUs, in the GPUs the others leave (no running job is re-allocated);
-  /// full rounds still come every `interval`. Must divide `interval`.
+  /// sched/pollux's rounds (0: off, the paper's simulator): every round is
+  /// the plugin's plan_round on the simulated cluster (sched_round.h), the
+  /// policy placing uniformly. Jobs run in steps of this many seconds, and
+  /// after a step in which a job was submitted the arrivals round sizes
+  /// only the jobs holding no GPUs, in the GPUs the others leave (no
+  /// running job is re-allocated); full rounds still come every
+  /// `interval`. Must divide `interval`.
   double arrivals_tick = 0;
   /// Pollux: every job spans at least this many nodes when it runs (as a
   /// Slurm partition's MinNodes does through JobInfo::min_nodes; 0: any).
@@ -73,11 +79,21 @@ struct SimOptions {
   /// one type per job); false: today's type-agnostic Pollux (one model per
   /// job, placements over any GPUs, a mixed one paced by its slowest).
   bool type_aware = true;
-  /// --policy sia: Sia's penalty for a job left without GPUs (sia_policy.h).
-  double sia_lambda_n = 1.1;
   /// Sia's simulator's calibration for every policy (sia_artifact.h):
   /// per-model slowdowns and checkpoint-restore times.
   bool sia_calibration = false;
+  /// --policy backfill: each job's time limit is its runtime alone at its
+  /// workload size and batch times this, rounded up (time_limit.h).
+  double time_limit_factor = kDefaultTimeLimitFactor;
+  /// Cloud auto-scaling (autoscaler.h; off: every node always there,
+  /// nothing paid). Not with arrivals rounds or several GPU types.
+  AutoscaleOptions autoscale;
+  /// At most this many of the workload's jobs submitted and incomplete at
+  /// once, as a study's driver keeps K trials in flight (0: no limit, the
+  /// workload's submit times). The first K are submitted at their workload
+  /// times; each later one (workload order) when a job's end makes room, at
+  /// that end's time.
+  int in_flight = 0;
   /// Give up (std::runtime_error) when jobs are still running this long
   /// after the last submission.
   double max_runtime_after_last_submit = 365 * 86400.0;
@@ -91,6 +107,9 @@ struct JobOutcome {
   double jct = 0;
   int restarts = 0;
   double gpu_seconds = 0;  ///< attained service
+  double time_limit = 0;   ///< backfill: the job's time limit (seconds); 0 otherwise
+  int epochs = 0;          ///< epochs trained (fewer than the application's: stopped, WorkloadJob::last_epoch)
+  std::vector<double> epoch_ends;  ///< when each epoch ended (seconds from the run's start)
 };
 
 struct RunResult {
@@ -105,27 +124,40 @@ struct RunResult {
   int arrival_rounds = 0;        ///< arrivals rounds that ran the policy (SimOptions::arrivals_tick)
   long long fits = 0;            ///< throughput-model fits done by the agents
   long long model_lookups = 0;   ///< step-time lookups outside every measurement
-  double policy_seconds = 0;     ///< wall time inside Policy::optimize
+  double policy_seconds = 0;     ///< wall time inside Policy::optimize (with arrivals_tick: inside plan_sim_round, the whole round)
   /// GPU-seconds held by distributed jobs while they shared a node with
   /// another distributed job (slowed by `interference` when it is > 0).
   double interfering_gpu_seconds = 0;
+  /// With autoscale: node-hours paid (booting or up), their cost, and per
+  /// full round its time, the nodes paid and up, and the cluster's utility
+  /// (cluster_utility over the paid GPUs; -1 for a policy told no speedups).
+  double node_hours = 0;
+  double cost = 0;
+  std::vector<double> scale_times;
+  std::vector<int> nodes_on;
+  std::vector<int> nodes_up;
+  std::vector<double> utility;
   /// With record_timeline: round times and, per round, GPUs of each job.
   std::vector<double> times;
   std::vector<std::vector<int>> gpus;
 };
 
+/// Slurm's default bf_interval: pollux-sim's --interval under --policy
+/// backfill unless given.
+inline constexpr int kBackfillInterval = 30;
+
 /// InputError (naming the workload line) for a job the policy could never
-/// run: under Tiresias, a job asking for more GPUs than the cluster has.
+/// run: under Tiresias or backfill, a job asking for more GPUs than the cluster has.
 void check_runnable(const Workload& workload, const SimOptions& options);
 
 /// Runs `workload`. `catalog` must have loaded every application the
 /// workload uses. Throws InputError for a job the policy could never run
-/// (Tiresias asking for more GPUs than the cluster has), std::runtime_error
+/// (Tiresias or backfill asking for more GPUs than the cluster has), std::runtime_error
 /// when the policy is unknown or breaks its contract.
 RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options);
 
-/// The same with a given policy object (options.policy still says which
-/// kind of job information it is given: pollux, tiresias or optimus).
+/// The same with a given policy object (options.policy still names the
+/// table entry that says what it is told of each job: its input).
 RunResult simulate(const Workload& workload, const AppCatalog& catalog, const SimOptions& options, Policy& policy);
 
 /// q-th percentile (q in [0, 100]) of `v`, linear between order statistics.

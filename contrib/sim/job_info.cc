@@ -27,26 +27,27 @@ int capped(const Application& app, int replicas) {
 
 }  // namespace
 
+int max_job_gpus(const Application& app) { return capped(app, kMaxJobReplicas); }
+
 JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now, int held,
-                        double restart_delay, bool arrivals_round, int min_nodes, const TypeRatios* ratios,
+                        double restart_delay, int min_nodes, const TypeRatios* ratios,
                         bool weigh_run) {
   const Application& app = job.app();
   ElasticJobState s;
+  static_cast<AgentMeasures&>(s) = job.measures();
   s.id = id;
   s.submit_time = job.submit_time();
   s.now = now;
   s.restarts = job.restarts();
-  s.restart_cost = job.restart_cost();
   if (weigh_run && held > 0 && job.restarts() > 0) s.run_start = job.run_start();
   s.attained_service = job.attained_service();
   if (ratios != nullptr)
     s.speedup_by_type = job.typed_speedups(*ratios);
   else
     s.speedup = job.speedup_fn();
-  s.max_profiled_replicas = job.max_profiled_replicas();
   s.held_gpus = held;
   s.max_gpus_by_batch = std::max(1, static_cast<int>(app.max_batch() / app.min_local_bsz()));
-  s.max_gpus = capped(app, kMaxJobReplicas);
+  s.max_gpus = max_job_gpus(app);
   s.requested_gpus = w.num_replicas;
   // A Slurm partition's MinNodes: a job not yet profiled at that scale may
   // still take one GPU per node.
@@ -54,12 +55,21 @@ JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, dou
     s.min_nodes = min_nodes;
     s.min_gpus = min_nodes;
   }
-  return describe_elastic_job(s, restart_delay, arrivals_round);
+  return describe_elastic_job(s, restart_delay, false);
 }
 
 JobInfo tiresias_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now) {
   JobInfo info = common_info(job, w, id, now);
   info.max_replicas = w.num_replicas;
+  return info;
+}
+
+JobInfo backfill_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now, double time_limit) {
+  JobInfo info = common_info(job, w, id, now);
+  info.min_replicas = w.num_replicas;
+  info.max_replicas = w.num_replicas;
+  info.time_limit = time_limit;
+  if (job.gpus() > 0) info.run_time = now - job.run_start();
   return info;
 }
 

@@ -1,5 +1,5 @@
-// pollux-sim: trace-driven cluster simulator for the Pollux, Tiresias and
-// Optimus+Oracle policies of libgoodput (usage: doc/man/pollux-sim.1).
+// pollux-sim: trace-driven cluster simulator for the policies of libgoodput
+// (pollux/policies.h; usage: doc/man/pollux-sim.1).
 //
 // Exit status: 0 on success, 2 for bad usage or bad input (one line naming
 // the file and line), 1 when a simulation fails.
@@ -23,10 +23,12 @@
 #include "config.h"
 #include "gpu_types.h"
 #include "sia_artifact.h"
-#include "sia_policy.h"
+#include "study.h"
 #include "input_error.h"
+#include "pollux/policies.h"
 #include "plot.h"
 #include "report.h"
+#include "sacct.h"
 #include "traces_location.h"
 #include "workload.h"
 
@@ -50,7 +52,12 @@ struct Args {
   std::string json;
   std::string plot;
   bool verbose = false;
+  std::string autoscale = "off";
   std::vector<std::string> workloads;
+  std::vector<std::string> sacct;
+  double time_scale = 1;
+  std::string study;
+  StudySpec study_spec;
 };
 
 // A number in [lo, hi]. (CLI::Range lets NaN through, and libgoodput would
@@ -123,15 +130,68 @@ std::vector<RunResult> run_all(const std::vector<Workload>& workloads, const App
   return results;
 }
 
+// --study: one search, run as a workload of its trials (study.h).
+int run_study(Args& a, const std::string& app_dir) {
+  if (!a.workloads.empty() || !a.sacct.empty())
+    throw InputError("--study runs a search instead of workloads: give no workload (or --sacct) with it");
+  if (!a.gpu_types.empty() || a.sim.autoscale.mode != ScaleMode::kOff)
+    throw InputError("--study is simulated on a cluster of one GPU type without --autoscale");
+  AppCatalog catalog(app_dir);
+  const StudySpec parsed = parse_study(a.study, catalog);
+  StudySpec& spec = a.study_spec;
+  spec.application = parsed.application;
+  spec.trials = parsed.trials;
+  spec.in_flight = parsed.in_flight;
+  const Application& app = catalog.load(spec.application);
+  const std::vector<TrialPlan> plan = plan_study(spec, app.max_epochs());
+  StepTimeCache steps(app);
+  const long long batch = study_batch(spec, steps, a.sim.gpus_per_node);
+  const Workload w = study_workload(spec, plan, batch);
+  check_runnable(w, a.sim);
+  if (!a.json.empty())
+    if (auto problem = output_file_problem(a.json)) throw InputError("--json " + a.json + ": " + *problem);
+  const std::string gnuplot = gnuplot_program();
+  if (!a.plot.empty()) {
+    if (auto problem = plot_dir_problem(a.plot)) throw InputError("--plot " + a.plot + ": " + *problem);
+    if (auto problem = gnuplot_problem(gnuplot)) throw InputError(*problem);
+  }
+  a.sim.in_flight = spec.in_flight;
+  a.sim.record_timeline = true;  // the survivors' share of the GPUs
+  const std::vector<RunResult> runs = run_all({w}, catalog, a.sim, 1, a.verbose);
+  print_table(std::cout, a.sim, runs);
+  const PolicyEntry& policy = *find_policy(a.sim.policy);
+  if (!policy.adaptive)
+    std::cout << "fixed-size trials: " << spec.gpus << " GPUs each, total batch " << batch << "\n";
+  print_study(std::cout, spec, summarize_study(spec, plan, runs[0], app.max_epochs()), app.max_epochs());
+  std::cout.flush();
+  if (!a.json.empty()) write_file_atomically(a.json, to_json(a.sim, app_dir, runs));
+  if (!a.plot.empty()) write_plots(a.plot, gnuplot, a.sim, runs);
+  return 0;
+}
+
 int run_main(int argc, char** argv) {
   Args a;
   a.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  CLI::App app{"pollux-sim: trace-driven simulation of the Pollux, Tiresias and Optimus+Oracle policies\n"
+  CLI::App app{"pollux-sim: trace-driven simulation of libgoodput's scheduling policies\n"
                "on the Pollux OSDI'21 traces (man pollux-sim)."};
   app.set_version_flag("--version", std::string(PACKAGE_VERSION));
-  app.add_option("--policy", a.sim.policy, "scheduling policy")
+  std::vector<std::string> policy_list;
+  for (const PolicyEntry& e : policies()) policy_list.emplace_back(e.name);
+  app.add_option("--policy", a.sim.policy, "scheduling policy (--list-policies)")
       ->required()
-      ->check(CLI::IsMember({"pollux", "tiresias", "optimus", "sia"}));
+      ->check(CLI::IsMember(policy_list));
+  app.add_flag_callback(
+         "--list-policies",
+         [] {
+           // One line a policy: name, label, whether jobs adapt, whether this build has it, what it does.
+           for (const PolicyEntry& e : policies())
+             std::cout << e.name << '\t' << e.label << '\t' << (e.adaptive ? "adaptive" : "fixed-batch") << '\t'
+                       << (e.missing.empty() ? "available" : "missing: " + std::string(e.missing)) << '\t'
+                       << e.summary << '\n';
+           throw CLI::Success();
+         },
+         "list the policies (name, label, adaptive or fixed-batch, available, what it does) and exit")
+      ->trigger_on_parse();
   app.add_option("--traces", a.traces, "traces directory (default: the shipped pollux-osdi21 traces)");
   app.add_option("--nodes", a.sim.nodes, "nodes in the cluster")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--gpus-per-node", a.sim.gpus_per_node, "GPUs per node")
@@ -170,8 +230,9 @@ int run_main(int argc, char** argv) {
   app.add_flag("--no-interference-avoidance", a.no_avoidance,
                "let the policy put several distributed jobs on one node");
   app.add_option("--arrivals-tick", a.sim.arrivals_tick,
-                 "sched/pollux's arrivals rounds: step jobs by this many seconds and, after a step in which a job "
-                 "arrived or completed, size the jobs without GPUs in the free GPUs (0: off; must divide --interval)")
+                 "sched/pollux's rounds (its plan_round, periodic and arrivals): step jobs by this many seconds "
+                 "and, after a step in which a job arrived, size the jobs without GPUs in the free GPUs (0: off, "
+                 "the paper's simulator; must divide --interval)")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   app.add_option("--min-nodes", a.sim.min_nodes,
@@ -185,7 +246,7 @@ int run_main(int argc, char** argv) {
   app.add_option("--sia-artifact", a.sia_artifact,
                  "an export of Sia's artifact (github.com/siasosp23/artifacts): the GPU types' step times from its "
                  "per-type profiles (the types' profile column), its traces for the rest (needs --gpu-types)");
-  app.add_option("--sia-lambda-n", a.sim.sia_lambda_n,
+  app.add_option("--sia-lambda-n", a.sim.policy_options.sia_lambda_n,
                  "sia: the objective's penalty for a job left without GPUs (Sia's lambda_n)")
       ->check(closed_range(-1000, 1000))
       ->capture_default_str();
@@ -194,15 +255,73 @@ int run_main(int argc, char** argv) {
   app.add_flag("--type-agnostic", a.type_agnostic,
                "pollux with --gpu-types: today's policy, blind to the types (one model per job, any GPUs; a job on "
                "several types runs at the slowest one's speed)");
+  app.add_option("--time-limit-factor", a.sim.time_limit_factor,
+                 "backfill: a job's time limit is its runtime alone at its workload size times this, rounded up "
+                 "(doc/simulator.md)")
+      ->check(closed_range(1, 1000))
+      ->capture_default_str();
   app.add_option("--restart-delay", a.restart_delay, "seconds a re-allocation stalls a job")
       ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
+  std::vector<std::string> modes;
+  for (ScaleMode m : {ScaleMode::kOff, ScaleMode::kFixed, ScaleMode::kQueue, ScaleMode::kGoodput})
+    modes.emplace_back(scale_mode_name(m));
+  app.add_option("--autoscale", a.autoscale,
+                 "cloud auto-scaling: fixed (every node paid throughout), queue (Slurm's power saving: boot for what "
+                 "the scheduler places, suspend after --suspend-time idle), goodput (Pollux: keep the cluster's "
+                 "utility in [--min-utility, --max-utility]); reports node-hours and their cost")
+      ->check(CLI::IsMember(modes))
+      ->capture_default_str();
+  app.add_option("--boot-delay", a.sim.autoscale.boot_delay, "auto-scaling: seconds from a node's start to its use")
+      ->check(closed_range(0, 86400))
+      ->capture_default_str();
+  app.add_option("--node-price", a.sim.autoscale.node_price, "auto-scaling: price of a node-hour")
+      ->check(closed_range(0, 1e9))
+      ->capture_default_str();
+  app.add_option("--suspend-time", a.sim.autoscale.suspend_time,
+                 "--autoscale queue: idle seconds before a node is powered down (Slurm's SuspendTime)")
+      ->check(closed_range(0, 86400 * 365))
+      ->capture_default_str();
+  app.add_option("--min-utility", a.sim.autoscale.band.min, "--autoscale goodput: the utility band's low end")
+      ->check(closed_range(0, 1))
+      ->capture_default_str();
+  app.add_option("--max-utility", a.sim.autoscale.band.max, "--autoscale goodput: the utility band's high end")
+      ->check(closed_range(0, 1))
       ->capture_default_str();
   app.add_option("--jobs,-j", a.jobs, "workloads simulated in parallel (default: the machine's cores)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--json", a.json, "write the results as JSON to FILE");
   app.add_option("--plot", a.plot, "write JCT CDF and GPU-allocation pictures (gnuplot) into DIR");
   app.add_flag("--verbose,-v", a.verbose, "per-workload statistics on stderr");
-  app.add_option("workloads", a.workloads, "workload CSV files or directories of them")->required();
+  app.add_option("--study", a.study,
+                 "a hyper-parameter search instead of workloads: N trials of APP, K at once (default: all), pruned "
+                 "by successive halving (APP:N[:K]; doc/simulator.md)");
+  app.add_option("--study-seed", a.study_spec.seed, "--study: seed of the trials' qualities")
+      ->check(seed_value())
+      ->capture_default_str();
+  app.add_option("--reduction-factor", a.study_spec.reduction_factor,
+                 "--study: the pruner's reduction factor eta (Optuna's default 4)")
+      ->check(CLI::Range(2, 100))
+      ->capture_default_str();
+  app.add_option("--min-resource", a.study_spec.min_resource, "--study: epochs to the pruner's first rung")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--study-gpus", a.study_spec.gpus, "--study, fixed-size policies: each trial's GPUs")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  app.add_option("--study-batch", a.study_spec.batch,
+                 "--study, fixed-size policies: each trial's total batch (0: the one whose training on "
+                 "--study-gpus GPUs is shortest)")
+      ->check(CLI::Range(0LL, 1LL << 40))
+      ->capture_default_str();
+  app.add_option("--sacct", a.sacct,
+                 "a site's job history, sacct --parsable2 --allocations output, as a workload (doc/simulator.md); "
+                 "may be repeated, beside workload files");
+  app.add_option("--time-scale", a.time_scale,
+                 "--sacct: simulated seconds per recorded second (a replay's time scale)")
+      ->check(closed_range(1e-6, 1e6))
+      ->capture_default_str();
+  app.add_option("workloads", a.workloads, "workload CSV files or directories of them (none with --study)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -211,17 +330,32 @@ int run_main(int argc, char** argv) {
     std::cerr << "pollux-sim: error: " << e.what() << " (see pollux-sim --help)\n";
     return kExitBadInput;
   }
+  // Slurm's default bf_interval under backfill, unless given.
+  if (find_policy(a.sim.policy)->input == JobInput::kRigidTimeLimit && app.count("--interval") == 0)
+    a.interval = kBackfillInterval;
   a.sim.interval = a.interval;
+  if (a.study.empty())
+    for (const char* o : {"--study-seed", "--reduction-factor", "--min-resource", "--study-gpus", "--study-batch"})
+      if (app.count(o) > 0) throw InputError(std::string(o) + " is an option of --study: give --study APP:N with it");
+  if (a.sacct.empty() && app.count("--time-scale") > 0) throw InputError("--time-scale is an option of --sacct");
+  a.sim.autoscale.mode = *parse_scale_mode(a.autoscale);
+  if (a.sim.autoscale.band.min >= a.sim.autoscale.band.max)
+    throw InputError("--min-utility must be below --max-utility");
+  if (a.sim.autoscale.mode != ScaleMode::kOff && (!a.gpu_types.empty() || a.sim.arrivals_tick > 0))
+    throw InputError("--autoscale is simulated on a cluster of one GPU type, without --gpu-types or --arrivals-tick");
+  if (a.sim.autoscale.mode == ScaleMode::kGoodput && find_policy(a.sim.policy)->input != JobInput::kElastic)
+    throw InputError("--autoscale goodput needs the jobs' speedups: only with --policy " +
+                     policy_names([](const PolicyEntry& e) { return e.input == JobInput::kElastic; }));
   a.sim.restart_delay = a.restart_delay;
   a.sim.policy_options.search = a.search == "genetic" ? SearchKind::kGenetic : SearchKind::kLocal;
-  a.sim.policy_options.uniform_gpus_per_node = a.uniform_gpus;
+  a.sim.policy_options.uniform_gpus_per_node = a.uniform_gpus || a.sim.arrivals_tick > 0;  // as simulate() places: sched/pollux's rule
   a.sim.policy_options.interference_avoidance = !a.no_avoidance;
   a.sim.record_timeline = !a.plot.empty();
   a.sim.type_aware = !a.type_agnostic;
-  // Sia's own default p (the paper's section 4.3), unless given.
-  if (a.sim.policy == "sia" && app.count("--fairness-p") == 0) a.sim.policy_options.fairness_p = kSiaDefaultP;
-  if (a.sim.policy == "sia" && !SiaPolicy::available())
-    throw InputError("--policy sia: this pollux-sim was built without GLPK; install libglpk-dev and re-run configure");
+  // The policy's own default p (Sia's, its paper's section 4.3), unless given.
+  const PolicyEntry& policy = *find_policy(a.sim.policy);
+  if (app.count("--fairness-p") == 0) a.sim.policy_options.fairness_p = policy.fairness_p;
+  if (!policy.missing.empty()) throw InputError("--policy " + a.sim.policy + ": this pollux-sim was " + std::string(policy.missing));
   if (!a.gpu_types.empty()) {
     a.sim.gpu_types = read_gpu_types(a.gpu_types);
     a.sim.nodes = 0;
@@ -236,6 +370,9 @@ int run_main(int argc, char** argv) {
       !a.traces.empty() || sia_traces.empty() ? application_dir(a.traces.empty() ? default_traces_root() : a.traces)
                                               : sia_traces;
   const std::string root = traces_root(app_dir);
+  if (!a.study.empty()) return run_study(a, app_dir);
+  if (a.workloads.empty() && a.sacct.empty())
+    throw InputError("no workload given (a workload file or directory, --sacct FILE, or --study APP:N)");
   std::vector<std::string> args;
   for (const std::string& w : a.workloads) args.push_back(resolve_workload_arg(w, root));
   const std::vector<std::string> paths = expand_workload_paths(args);
@@ -248,10 +385,22 @@ int run_main(int argc, char** argv) {
     if (!names.insert(workloads.back().name).second)
       throw InputError(p, 0, "a workload named " + workloads.back().name + " is already given");
   }
+  for (const std::string& p : a.sacct) {
+    SacctSummary sum;
+    workloads.push_back(read_sacct(p, catalog, a.time_scale, &sum));
+    if (!names.insert(workloads.back().name).second)
+      throw InputError(p, 0, "a workload named " + workloads.back().name + " is already given");
+    std::cout << p << ": " << sum.modelled + sum.recorded << " jobs, " << sum.modelled
+              << " on their application's model, " << sum.recorded
+              << " at their recorded size and duration (no known application); skipped: " << sum.steps
+              << " step rows, " << sum.not_started << " never started, " << sum.not_ended << " not ended, "
+              << sum.no_gpus << " without GPUs\n";
+  }
   std::set<std::string> used_apps;
   for (const Workload& w : workloads) {
     check_runnable(w, a.sim);
-    for (const WorkloadJob& j : w.jobs) used_apps.insert(j.application);
+    for (const WorkloadJob& j : w.jobs)
+      if (!j.recorded) used_apps.insert(j.application);
   }
   for (const std::string& app_name : used_apps) catalog.load(app_name);
   std::vector<std::unique_ptr<AppCatalog>> profiles;

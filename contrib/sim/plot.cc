@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pollux/policies.h"
 #include "report.h"
 
 extern char** environ;
@@ -70,7 +71,10 @@ void gnuplot(const std::string& program, const std::string& script_path, const s
 }
 
 void write_run(const std::string& dir, const std::string& program, const SimOptions& o, const RunResult& r) {
-  const std::string base = safe(o.policy) + "-" + safe(r.workload);
+  // Auto-scaled runs carry their mode, so that the modes compare in one directory.
+  const bool scaled = o.autoscale.mode != ScaleMode::kOff;
+  const std::string run_name = safe(o.policy) + (scaled ? std::string("-") + scale_mode_name(o.autoscale.mode) : "");
+  const std::string base = run_name + "-" + safe(r.workload);
   // JCT CDF data.
   std::vector<double> jcts;
   for (const JobOutcome& j : r.jobs) jcts.push_back(j.jct);
@@ -103,11 +107,19 @@ void write_run(const std::string& dir, const std::string& program, const SimOpti
   }
   write_file_atomically(dir + "/" + base + ".gpus", gpus.str());
   write_file_atomically(dir + "/" + base + ".usage", usage.str());
+  if (scaled) {
+    std::ostringstream scale;
+    scale << "# time (s), GPUs paid, GPUs up, utility (-1: not known)\n";
+    for (std::size_t t = 0; t < r.scale_times.size(); ++t)
+      scale << r.scale_times[t] << " " << r.nodes_on[t] * o.gpus_per_node << " " << r.nodes_up[t] * o.gpus_per_node
+            << " " << r.utility[t] << "\n";
+    write_file_atomically(dir + "/" + base + ".scale", scale.str());
+  }
 
   std::ostringstream gp;
   gp << "set terminal pngcairo size 1400,900 font 'sans,10'\n"
      << "set output " << q(dir + "/" + base + "-gpus.png") << "\n"
-     << "set multiplot title '" << o.policy << ", " << safe(r.workload) << ": GPUs allocated per job over time ("
+     << "set multiplot title '" << run_name << ", " << safe(r.workload) << ": GPUs allocated per job over time ("
      << cluster_size(o) << ")'\n"
      << "set lmargin at screen 0.07\nset rmargin at screen 0.90\n"
      << "set tmargin at screen 0.94\nset bmargin at screen 0.36\n"
@@ -122,10 +134,14 @@ void write_run(const std::string& dir, const std::string& program, const SimOpti
      << "unset colorbox\nset tmargin at screen 0.33\nset bmargin at screen 0.07\n"
      << "set autoscale y\nset yrange [0:*] noreverse\nset format x '%g'\nset xlabel 'time (h)'\n"
      << "set ylabel 'count'\nset key right center opaque box\n"
+     << (scaled ? "set y2range [0:1]\nset y2tics 0.25\nset y2label 'utility'\n" : "")
      << "plot " << q(dir + "/" + base + ".usage") << " using ($1 / 3600.0):2 with steps lw 1.5 title 'GPUs allocated', "
      << "'' using ($1 / 3600.0):3 with steps title 'jobs running', "
-     << "'' using ($1 / 3600.0):4 with steps title 'jobs waiting'\n"
-     << "unset multiplot\n";
+     << "'' using ($1 / 3600.0):4 with steps title 'jobs waiting'";
+  if (scaled)  // the GPUs paid for, and the utility the goodput rule keeps in its band (right axis)
+    gp << ", " << q(dir + "/" + base + ".scale") << " using ($1 / 3600.0):2 with steps lw 1.5 dt 2 title 'GPUs paid', "
+       << "'' using ($1 / 3600.0):($4 < 0 ? NaN : $4) axes x1y2 with lines lc rgb '#999999' title 'utility (right)'";
+  gp << "\nunset multiplot\n";
   gnuplot(program, dir + "/" + base + "-gpus.gp", gp.str());
 
   // CDF of every policy with data for this workload in the directory.
@@ -136,11 +152,13 @@ void write_run(const std::string& dir, const std::string& program, const SimOpti
     << "set xlabel 'JCT (s)'\nset ylabel 'fraction of jobs'\nset logscale x\nset yrange [0:1]\n"
     << "set key bottom right\nset grid\n";
   std::string plots;
-  for (const char* p : {"pollux", "optimus", "tiresias"}) {
-    const std::string data = dir + "/" + p + "-" + safe(r.workload) + ".jct";
-    if (!exists(data)) continue;
-    plots += std::string(plots.empty() ? "plot " : ", ") + q(data) + " using 1:2 with steps lw 2 title '" + p + "'";
-  }
+  for (const PolicyEntry& e : policies())
+    for (ScaleMode m : {ScaleMode::kOff, ScaleMode::kFixed, ScaleMode::kQueue, ScaleMode::kGoodput}) {
+      const std::string p = std::string(e.name) + (m == ScaleMode::kOff ? "" : std::string("-") + scale_mode_name(m));
+      const std::string data = dir + "/" + p + "-" + safe(r.workload) + ".jct";
+      if (!exists(data)) continue;
+      plots += std::string(plots.empty() ? "plot " : ", ") + q(data) + " using 1:2 with steps lw 2 title '" + p + "'";
+    }
   c << plots << "\n";
   gnuplot(program, dir + "/" + safe(r.workload) + "-jct-cdf.gp", c.str());
 }

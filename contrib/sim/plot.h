@@ -26,6 +26,8 @@ std::optional<std::string> plot_dir_problem(const std::string& dir);
 
 /// Writes into `dir` (created if missing), for each run:
 ///   <policy>-<workload>.jct      sorted JCTs and their cumulative fraction
+///   (with --autoscale, <policy>-<mode>-<workload>.* for every file, and
+///   <policy>-<mode>-<workload>.scale: time, GPUs paid, GPUs up, utility)
 ///   <policy>-<workload>.gpus     GPUs per job (rows) per round (columns)
 ///   <policy>-<workload>.usage    time, GPUs allocated, jobs running, jobs waiting
 ///   <policy>-<workload>-gpus.png and <workload>-jct-cdf.svg (with the .gp scripts)

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pollux/policies.h"
+
 namespace pollux::sim {
 namespace {
 
@@ -44,6 +46,13 @@ std::string json_number(double v) {
 const char* search_name(SearchKind k) { return k == SearchKind::kGenetic ? "genetic" : "local"; }
 
 // A type's node size: its own, or the cluster's --gpus-per-node.
+// The policy runs jobs with time limits (Slurm's backfill): the report
+// gives the factor and each job's limit.
+bool has_time_limits(const SimOptions& o) {
+  const PolicyEntry* e = find_policy(o.policy);
+  return e != nullptr && e->input == JobInput::kRigidTimeLimit;
+}
+
 int node_gpus(const GpuType& g, const SimOptions& o) { return g.gpus_per_node > 0 ? g.gpus_per_node : o.gpus_per_node; }
 
 }  // namespace
@@ -83,7 +92,11 @@ void print_table(std::ostream& out, const SimOptions& o, const std::vector<RunRe
                     g.apps != nullptr ? ", Sia's profile " : "", g.apps != nullptr ? g.profile.c_str() : "");
       out << line;
     }
-    out << (o.policy != "pollux" ? "\n" : o.type_aware ? "; type-aware\n" : "; type-agnostic\n");
+    // Only a policy that may be either says which it is.
+    const PolicyEntry* policy = find_policy(o.policy);
+    out << (policy == nullptr || policy->types != GpuTypeUse::kAware ? "\n"
+            : o.type_aware                                         ? "; type-aware\n"
+                                                                   : "; type-agnostic\n");
   }
   std::snprintf(line, sizeof line, "%-20s %5s %12s %12s %13s %10s %13s\n", "workload", "jobs", "avg JCT (s)",
                 "p99 JCT (s)", "makespan (s)", "GPU-hours", "restarts/job");
@@ -91,6 +104,19 @@ void print_table(std::ostream& out, const SimOptions& o, const std::vector<RunRe
   for (const RunResult& r : runs) {
     std::snprintf(line, sizeof line, "%-20s %5zu %12.1f %12.1f %13.0f %10.1f %13.2f\n", r.workload.c_str(),
                   r.jobs.size(), r.avg_jct, r.p99_jct, r.makespan, r.gpu_hours, r.restarts_per_job);
+    out << line;
+  }
+  if (o.autoscale.mode != ScaleMode::kOff) {
+    double hours = 0, cost = 0;
+    for (const RunResult& r : runs) {
+      hours += r.node_hours;
+      cost += r.cost;
+    }
+    std::snprintf(line, sizeof line, "auto-scaling %s (boot %g s%s): %.1f node-hours, cost %.2f\n",
+                  scale_mode_name(o.autoscale.mode), o.autoscale.boot_delay,
+                  o.autoscale.mode == ScaleMode::kQueue ? (", suspend " + json_number(o.autoscale.suspend_time) + " s").c_str()
+                                                        : "",
+                  hours, cost);
     out << line;
   }
   std::snprintf(line, sizeof line, "mean of average JCTs: %.1f s (%zu workload%s)\n", mean_avg_jct(runs),
@@ -109,6 +135,7 @@ std::string to_json(const SimOptions& o, const std::string& traces_dir, const st
     << ", \"uniform_gpus\": " << (p.uniform_gpus_per_node ? "true" : "false")
     << ", \"interference_avoidance\": " << (p.interference_avoidance ? "true" : "false")
     << ", \"traces\": " << json_string(traces_dir);
+  if (has_time_limits(o)) j << ", \"time_limit_factor\": " << json_number(o.time_limit_factor);
   if (!o.gpu_types.empty()) {
     j << ", \"gpus\": " << total_gpus(o) << ", \"type_aware\": " << (o.type_aware ? "true" : "false")
       << ", \"gpu_types\": [";
@@ -118,6 +145,13 @@ std::string to_json(const SimOptions& o, const std::string& traces_dir, const st
         << ", \"speed\": " << (g.speed_told ? json_number(g.speed) : std::string("null")) << "}";
     j << "]";
   }
+  if (o.autoscale.mode != ScaleMode::kOff) {
+    const AutoscaleOptions& a = o.autoscale;
+    j << ", \"autoscale\": {\"mode\": " << json_string(scale_mode_name(a.mode))
+      << ", \"boot_delay\": " << json_number(a.boot_delay) << ", \"node_price\": " << json_number(a.node_price)
+      << ", \"suspend_time\": " << json_number(a.suspend_time) << ", \"min_utility\": " << json_number(a.band.min)
+      << ", \"max_utility\": " << json_number(a.band.max) << "}";
+  }
   j << "},\n";
   j << "  \"workloads\": {";
   for (std::size_t w = 0; w < runs.size(); ++w) {
@@ -125,7 +159,22 @@ std::string to_json(const SimOptions& o, const std::string& traces_dir, const st
     j << (w ? ",\n" : "\n") << "    " << json_string(r.workload) << ": {\"avg_jct\": " << json_number(r.avg_jct)
       << ", \"p99_jct\": " << json_number(r.p99_jct) << ", \"makespan\": " << json_number(r.makespan)
       << ", \"gpu_hours\": " << json_number(r.gpu_hours)
-      << ", \"restarts_per_job\": " << json_number(r.restarts_per_job) << ",\n      \"jcts\": {";
+      << ", \"restarts_per_job\": " << json_number(r.restarts_per_job);
+    if (o.autoscale.mode != ScaleMode::kOff) {
+      // Per full round: time, nodes paid, nodes up, utility (null: not known to the policy).
+      j << ", \"node_hours\": " << json_number(r.node_hours) << ", \"cost\": " << json_number(r.cost)
+        << ",\n      \"scale\": {\"times\": [";
+      for (std::size_t i = 0; i < r.scale_times.size(); ++i) j << (i ? ", " : "") << json_number(r.scale_times[i]);
+      j << "], \"nodes_on\": [";
+      for (std::size_t i = 0; i < r.nodes_on.size(); ++i) j << (i ? ", " : "") << r.nodes_on[i];
+      j << "], \"nodes_up\": [";
+      for (std::size_t i = 0; i < r.nodes_up.size(); ++i) j << (i ? ", " : "") << r.nodes_up[i];
+      j << "], \"utility\": [";
+      for (std::size_t i = 0; i < r.utility.size(); ++i)
+        j << (i ? ", " : "") << (r.utility[i] < 0 ? std::string("null") : json_number(r.utility[i]));
+      j << "]}";
+    }
+    j << ",\n      \"jcts\": {";
     for (std::size_t i = 0; i < r.jobs.size(); ++i)
       j << (i ? ", " : "") << json_string(r.jobs[i].name) << ": " << json_number(r.jobs[i].jct);
     j << "},\n      \"restarts\": {";
@@ -134,6 +183,11 @@ std::string to_json(const SimOptions& o, const std::string& traces_dir, const st
     j << "},\n      \"applications\": {";
     for (std::size_t i = 0; i < r.jobs.size(); ++i)
       j << (i ? ", " : "") << json_string(r.jobs[i].name) << ": " << json_string(r.jobs[i].application);
+    if (has_time_limits(o)) {  // the time limits it derived (Slurm's --time, seconds)
+      j << "},\n      \"time_limits\": {";
+      for (std::size_t i = 0; i < r.jobs.size(); ++i)
+        j << (i ? ", " : "") << json_string(r.jobs[i].name) << ": " << json_number(r.jobs[i].time_limit);
+    }
     j << "}}";
   }
   j << "\n  },\n  \"mean_avg_jct\": " << json_number(mean_avg_jct(runs)) << "\n}\n";

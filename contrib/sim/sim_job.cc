@@ -20,6 +20,10 @@ SimJob::SimJob(std::string name, double submit_time, StepTimeCache& steps, long 
     : name_(std::move(name)), submit_time_(submit_time), steps_(&steps), base_steps_(&steps), fixed_batch_(fixed_batch),
       slots_(static_cast<std::size_t>(std::max(model_slots, 1))) {}
 
+SimJob::SimJob(std::string name, double submit_time, double duration)
+    : name_(std::move(name)), submit_time_(submit_time), duration_(duration), steps_(nullptr), base_steps_(nullptr),
+      fixed_batch_(0), slots_(1) {}
+
 int SimJob::gpus() const noexcept { return std::accumulate(placement_.begin(), placement_.end(), 0); }
 
 long long SimJob::batch_size() const noexcept {
@@ -28,6 +32,21 @@ long long SimJob::batch_size() const noexcept {
 
 void SimJob::step(double seconds, double interference) {
   if (placement_.empty()) {
+    current_time_ += seconds;
+    return;
+  }
+  if (recorded()) {  // progress_: seconds run after the stall
+    const double delay = std::min(rescale_time_, seconds);
+    rescale_time_ -= delay;
+    current_time_ += delay;
+    attained_service_ += delay * gpus();
+    seconds -= delay;
+    if (!complete()) {
+      const double run = std::min(seconds, duration_ - progress_);
+      progress_ += run;
+      attained_service_ += run * gpus();
+      if (progress_ >= duration_) completion_time_ = current_time_ + run;
+    }
     current_time_ += seconds;
     return;
   }
@@ -40,15 +59,12 @@ void SimJob::step(double seconds, double interference) {
   rescale_time_ -= delay;
   seconds -= delay;
   while (seconds > 0 && !complete()) {
-    const double batch = static_cast<double>(replicas) * atomic_bsz_ * (accum_steps_ + 1);
     StepTimes t = steps_->get(placement_, atomic_bsz_);
     t.step = t.sync + (t.step - t.sync) / speed_;
-    const GradStats g = a.grad_stats(batch, epoch_);
-    const double gain = adascale_gain(g, batch, a.init_batch());
-    grad_ = g;
+    const Iteration it = a.iteration(t, replicas, atomic_bsz_, accum_steps_, epoch_);
+    grad_ = it.grad;
     add_profile(nodes, replicas, atomic_bsz_, t);
-    const double iter_time = t.step + (t.step - t.sync) * accum_steps_;
-    const double rate = gain / iter_time * (1.0 - interference) / slowdown_;  // progress per second
+    const double rate = it.gain / it.seconds * (1.0 - interference) / slowdown_;  // progress per second
     const double next = a.epoch_progress(epoch_ + 1);
     if (progress_ + rate * seconds < next) {
       progress_ += rate * seconds;
@@ -59,7 +75,9 @@ void SimJob::step(double seconds, double interference) {
       ++epoch_;
       // Whole seconds, rounded half to even as the artifact's round() does.
       const double delta = std::nearbyint((next - progress_) / rate);
-      if (epoch_ >= a.max_epochs()) completion_time_ = current_time_ + delta;
+      epoch_ends_.push_back(current_time_ + delta);
+      const int last = last_epoch_ > 0 && last_epoch_ < a.max_epochs() ? last_epoch_ : a.max_epochs();
+      if (epoch_ >= last) completion_time_ = current_time_ + delta;
       progress_ = next;
       current_time_ += delta;
       attained_service_ += delta * replicas;
@@ -82,9 +100,9 @@ void SimJob::reallocate(const std::vector<int>& placement, double restart_delay,
     atomic_bsz_ = 0;
     return;
   }
-  update_local_bsz();
+  if (!recorded()) update_local_bsz();
   rescale_time_ = restart_delay;
-  restart_cost_ = restart_delay;
+  measures_.restart_seconds = restart_delay;
   run_start_ = current_time_;
   restarts_ = restarts_ < 0 ? 0 : restarts_ + 1;
 }
@@ -116,7 +134,7 @@ void SimJob::add_profile(int nodes, int replicas, int atomic, const StepTimes& t
   Slot& s = slots_[static_cast<std::size_t>(slot_)];
   if (!s.keys.emplace(std::make_tuple(nodes, replicas, atomic), true).second) return;
   s.profile.push_back(ProfileSample{nodes, replicas, double(atomic), t.step - t.sync, t.step});
-  max_profiled_replicas_ = std::max(max_profiled_replicas_, replicas);
+  measures_.max_profiled_replicas = std::max(measures_.max_profiled_replicas, replicas);
   s.stale = true;
 }
 
@@ -142,15 +160,20 @@ std::vector<SpeedupFn> SimJob::typed_speedups(const TypeRatios& ratios) {
   return TypedGoodput(fitted, g, a.limits(), ratios, samples).speedups();
 }
 
-SpeedupFn SimJob::speedup_fn() {
+std::shared_ptr<const SpeedupFunction> SimJob::speedup_function() {
   const std::optional<PerfParams>& perf = perf_params();
-  if (!perf || !grad_) return {};
+  if (!perf || !grad_) return nullptr;
   if (speedup_ == nullptr || !same(speedup_perf_, *perf) || !same(speedup_grad_, *grad_)) {
     speedup_ = std::make_shared<SpeedupFunction>(GoodputModel(*perf, *grad_, app().init_batch()), app().limits());
     speedup_perf_ = *perf;
     speedup_grad_ = *grad_;
   }
-  std::shared_ptr<SpeedupFunction> f = speedup_;
+  return speedup_;
+}
+
+SpeedupFn SimJob::speedup_fn() {
+  std::shared_ptr<const SpeedupFunction> f = speedup_function();
+  if (f == nullptr) return {};
   return [f](int nodes, int replicas) { return (*f)(nodes, replicas); };
 }
 

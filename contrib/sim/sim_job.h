@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "application.h"
+#include "pollux/job_description.h"
 #include "pollux/policy.h"
 #include "pollux/speedup.h"
 #include "pollux/throughput.h"
@@ -49,6 +50,13 @@ class SimJob {
   /// `fixed_batch` > 0: the job trains at that total batch (baselines; ncf
   /// under Pollux); 0: the agent adapts the batch to the allocation.
   SimJob(std::string name, double submit_time, StepTimeCache& steps, long long fixed_batch, int model_slots = 1);
+  /// A job of a site's history with no application (WorkloadJob::recorded):
+  /// it completes after `duration` seconds on GPUs, whatever their number
+  /// and placement, after the stall reallocate() gives it (the simulation
+  /// gives none but a node's boot: its recorded time holds its start). It
+  /// has no app() and no model.
+  SimJob(std::string name, double submit_time, double duration);
+  bool recorded() const noexcept { return base_steps_ == nullptr; }
 
   /// Advances the job by `seconds` of wall time (whole seconds; the job's
   /// own clock must equal the cluster's). `interference` in [0, 1).
@@ -66,6 +74,14 @@ class SimJob {
   /// Progress `factor` times slower than the traces say (Sia's simulator's
   /// calibration to its testbed; 1 = none).
   void set_slowdown(double factor) noexcept { slowdown_ = factor > 0 ? factor : 1.0; }
+  /// The job ends after `epochs` epochs (a trial its pruner stops at a
+  /// rung); 0 or more than the application's: its full length.
+  void set_last_epoch(int epochs) noexcept { last_epoch_ = epochs; }
+  /// Submits the job at `time` (a study driver submitting a trial when
+  /// another ends); before it, submit_time() is +infinity when constructed so.
+  void submit(double time) noexcept { submit_time_ = time; }
+  /// Seconds (on the cluster's clock) at which each epoch ended, in order.
+  const std::vector<double>& epoch_ends() const noexcept { return epoch_ends_; }
   const std::string& name() const noexcept { return name_; }
   const Application& app() const noexcept { return steps_->app(); }
   double submit_time() const noexcept { return submit_time_; }
@@ -78,7 +94,7 @@ class SimJob {
   int restarts() const noexcept { return restarts_ < 0 ? 0 : restarts_; }
   /// Seconds the last re-allocation that placed the job stalled it (what
   /// its agent measures and reports); 0 before it first ran.
-  double restart_cost() const noexcept { return restart_cost_; }
+  double restart_cost() const noexcept { return measures_.restart_seconds; }
   /// When the re-allocation that placed the job on its current placement
   /// began (sched/pollux's job start time); 0 while it holds nothing.
   double run_start() const noexcept { return placement_.empty() ? 0.0 : run_start_; }
@@ -90,7 +106,9 @@ class SimJob {
   /// Total batch R m (s + 1) of the current configuration (0 when idle).
   long long batch_size() const noexcept;
   /// The most replicas of any profile sample (0 before the first).
-  int max_profiled_replicas() const noexcept { return max_profiled_replicas_; }
+  int max_profiled_replicas() const noexcept { return measures_.max_profiled_replicas; }
+  /// What its agent would report of it (the hint's AgentMeasures).
+  const AgentMeasures& measures() const noexcept { return measures_; }
   /// Refits done so far (for statistics).
   long long fits() const noexcept { return fits_; }
 
@@ -105,6 +123,13 @@ class SimJob {
   /// The goodput speedup function of the current model (cached until the
   /// model or the gradient statistics change); empty before the first sample.
   SpeedupFn speedup_fn();
+  /// The same function itself (what sched/pollux's JobModel holds); null
+  /// before the first sample.
+  std::shared_ptr<const SpeedupFunction> speedup_function();
+  /// The gradient statistics of the current epoch (nullopt before it ran).
+  const std::optional<GradStats>& grad_stats() const noexcept { return grad_; }
+  /// The GPU type slot the job's current (or last) placement feeds.
+  int slot() const noexcept { return slot_; }
 
  private:
   void update_local_bsz();
@@ -112,6 +137,7 @@ class SimJob {
 
   std::string name_;
   double submit_time_;
+  double duration_ = 0;  // recorded(): seconds on GPUs to completion
   StepTimeCache* steps_;
   StepTimeCache* base_steps_;  // the traces' (steps_ is a type's own while on it)
   long long fixed_batch_;
@@ -122,10 +148,11 @@ class SimJob {
   int atomic_bsz_ = 0;
   int accum_steps_ = 0;
   int epoch_ = 0;
+  int last_epoch_ = 0;  // 0: the application's max_epochs
+  std::vector<double> epoch_ends_;
   double progress_ = 0;
   double attained_service_ = 0;
   int restarts_ = -1;  // -1: never started
-  double restart_cost_ = 0;
   double run_start_ = 0;
   std::optional<double> completion_time_;
 
@@ -139,7 +166,7 @@ class SimJob {
   int slot_ = 0;
   double speed_ = 1.0;
   double slowdown_ = 1.0;
-  int max_profiled_replicas_ = 0;
+  AgentMeasures measures_;  // restart_seconds: restart_cost()
   std::optional<GradStats> grad_;
   long long fits_ = 0;
 

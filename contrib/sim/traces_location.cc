@@ -54,8 +54,10 @@ std::string default_traces_root() {
   if (n > 0) {
     std::string exe(buf, static_cast<std::size_t>(n));
     const std::string dir = exe.substr(0, exe.find_last_of('/'));
-    if (real(dir) == real(POLLUX_SIM_BUILDDIR) || real(dir) == real(std::string(POLLUX_SIM_BUILDDIR) + "/.libs"))
-      return POLLUX_SIM_SOURCE_TRACES;
+    // pollux-sim's build directory, or the replay's beside it (pollux-emulate).
+    const std::string replay = std::string(POLLUX_SIM_BUILDDIR) + "/../replay";
+    for (const std::string& b : {std::string(POLLUX_SIM_BUILDDIR), replay})
+      if (real(dir) == real(b) || real(dir) == real(b + "/.libs")) return POLLUX_SIM_SOURCE_TRACES;
   }
 #endif
 #ifdef POLLUX_SIM_INSTALLED_TRACES

@@ -17,7 +17,21 @@ struct WorkloadJob {
   std::string application;
   int num_replicas = 1;
   long long batch_size = 1;
+  /// The job ends after this many epochs (a study's trial pruned at a
+  /// rung, study.h); 0: the application's full length. Not in the files.
+  int last_epoch = 0;
   int line = 0;  ///< in the workload file, for messages
+  /// A job of a site's history whose application is unknown (sacct.h):
+  /// no model, `application` empty; it runs `duration` seconds on
+  /// num_replicas GPUs (any placement), rigid under every policy that
+  /// takes it (check_runnable).
+  bool recorded = false;
+  double duration = 0;
+  /// The job's own time limit (a history's Timelimit), which --policy
+  /// backfill uses instead of deriving one: < 0 none given (a workload
+  /// file: derived, time_limit.h); 0 unlimited (UNLIMITED: the policy
+  /// plans a year, as Slurm's INFINITE); > 0 seconds.
+  double time_limit = -1;
 };
 
 struct Workload {

@@ -1,7 +1,9 @@
 // check_allocation (see pollux/policy.h): the constraints every policy's
 // output must satisfy, checked independently of any search.
+#include <algorithm>
 #include <string>
 
+#include "pollux/interference.h"
 #include "pollux/policy.h"
 
 namespace pollux {
@@ -94,6 +96,24 @@ std::optional<std::string> check_allocation(const std::vector<JobInfo>& jobs,
       return "node " + std::to_string(n) + ": " + std::to_string(used[n]) + " GPUs allocated, capacity " +
              std::to_string(nodes[n].gpus);
   return std::nullopt;
+}
+
+void keep_distributed_apart(const std::vector<Placement>& others, std::vector<Placement>& out) {
+  std::vector<bool> distributed;
+  for (const Placement& p : others) {
+    if (p.size() < 2) continue;
+    for (const NodeShare& s : p) {
+      const std::size_t n = static_cast<std::size_t>(s.node);
+      if (n >= distributed.size()) distributed.resize(n + 1, false);
+      distributed[n] = true;
+    }
+  }
+  auto shared = [&](const NodeShare& s) {
+    const std::size_t n = static_cast<std::size_t>(s.node);
+    return n < distributed.size() && distributed[n];
+  };
+  for (Placement& p : out)
+    if (p.size() > 1 && std::any_of(p.begin(), p.end(), shared)) p.clear();
 }
 
 }  // namespace pollux

@@ -7,11 +7,11 @@
 
 namespace pollux {
 
-double job_restart_delay(double restart_cost, double restart_penalty) noexcept {
+double job_restart_delay(double restart_seconds, double restart_penalty) noexcept {
   // The penalty is the floor: a job's own measure leaves out what it
   // cannot see (Slurm's requeue, prolog and launch), and a job that
   // restarts fast is not moved more often than any job was before.
-  return restart_cost > restart_penalty && std::isfinite(restart_cost) ? restart_cost : restart_penalty;
+  return restart_seconds > restart_penalty && std::isfinite(restart_seconds) ? restart_seconds : restart_penalty;
 }
 
 JobInfo describe_elastic_job(const ElasticJobState& job, double restart_penalty, bool arrivals_round) {
@@ -20,7 +20,7 @@ JobInfo describe_elastic_job(const ElasticJobState& job, double restart_penalty,
   info.submit_time = job.submit_time;
   // A job's own restart time where it has shown one: a job that restarts
   // in 10 s is moved more readily than one that takes 4 minutes.
-  const double d = job_restart_delay(job.restart_cost, restart_penalty);
+  const double d = job_restart_delay(job.restart_seconds, restart_penalty);
   info.restart_delay = d;
   info.age = std::max(0.0, job.now - job.submit_time);
   if (arrivals_round) info.age = std::max(info.age, d * (job.restarts + 1));

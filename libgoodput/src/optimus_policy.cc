@@ -31,7 +31,7 @@ class OptimusPolicy final : public Policy {
   std::vector<Placement> optimize(const std::vector<JobInfo>& jobs, const std::vector<NodeInfo>& nodes,
                                   const std::vector<Placement>& current_in, double) override {
     const Stopwatch clock;
-    validate_round("optimus", jobs, nodes, current_in);
+    validate_round(name(), jobs, nodes, current_in);
     const std::vector<Placement> current = normalized(current_in);
     const std::vector<int> order = fifo_order(jobs);
     std::vector<int> rank(jobs.size());

@@ -19,15 +19,18 @@ int placement_gpus(const Placement& p) noexcept {
 
 Placement normalize_placement(Placement p) {
   std::sort(p.begin(), p.end(), [](const NodeShare& a, const NodeShare& b) { return a.node < b.node; });
-  Placement out;
-  for (const NodeShare& s : p) {
-    if (!out.empty() && out.back().node == s.node)
-      out.back().gpus += s.gpus;
+  // In place (the local search normalises millions of placements: a new
+  // vector each time was a tenth of pollux-sim's time in malloc).
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (kept > 0 && p[kept - 1].node == p[i].node)
+      p[kept - 1].gpus += p[i].gpus;
     else
-      out.push_back(s);
+      p[kept++] = p[i];
   }
-  out.erase(std::remove_if(out.begin(), out.end(), [](const NodeShare& s) { return s.gpus <= 0; }), out.end());
-  return out;
+  p.resize(kept);
+  p.erase(std::remove_if(p.begin(), p.end(), [](const NodeShare& s) { return s.gpus <= 0; }), p.end());
+  return p;
 }
 
 }  // namespace pollux

@@ -11,7 +11,7 @@
 namespace pollux::detail {
 namespace {
 
-[[noreturn]] void fail(const char* policy, const std::string& what) {
+[[noreturn]] void fail(std::string_view policy, const std::string& what) {
   throw std::invalid_argument(std::string(policy) + ": " + what);
 }
 
@@ -28,7 +28,7 @@ bool fits_free(const Placement& p, const std::vector<int>& free, bool uniform) {
 
 }  // namespace
 
-void validate_round(const char* policy, const std::vector<JobInfo>& jobs,
+void validate_round(std::string_view policy, const std::vector<JobInfo>& jobs,
                     const std::vector<NodeInfo>& nodes, const std::vector<Placement>& current) {
   if (current.size() != jobs.size())
     fail(policy, "current allocation has " + std::to_string(current.size()) + " entries for " +
@@ -44,6 +44,7 @@ void validate_round(const char* policy, const std::vector<JobInfo>& jobs,
     if (!std::isfinite(j.submit_time) || !std::isfinite(j.age) || j.age < 0 ||
         !std::isfinite(j.attained_service) || j.attained_service < 0 || j.restarts < 0 ||
         !std::isfinite(j.restart_delay) || j.restart_delay < 0 ||
+        !std::isfinite(j.time_limit) || j.time_limit < 0 || !std::isfinite(j.run_time) || j.run_time < 0 ||
         j.min_replicas < 0 || j.max_replicas < 0 || !std::isfinite(j.remaining_iterations))
       fail(policy, job_name(jobs, i) + " has a negative or non-finite field");
     if (j.max_nodes < 0) fail(policy, job_name(jobs, i) + " has a negative max_nodes");
@@ -64,8 +65,6 @@ void validate_options(const PolicyOptions& o) {
   static_assert(kMinFairnessP == -50 && kMaxFairnessP == 50, "update the message below");
   const char* what = nullptr;
   if (!(o.fairness_p >= kMinFairnessP && o.fairness_p <= kMaxFairnessP)) what = "fairness_p must be in [-50, 50]";
-  else if (!std::isfinite(o.restart_delay) || o.restart_delay < 0) what = "restart_delay must be >= 0";
-  else if (!std::isfinite(o.interval) || o.interval <= 0) what = "interval must be > 0";
   else if (o.max_nodes_per_job < 1) what = "max_nodes_per_job must be >= 1";
   else if (o.population < 2) what = "population must be >= 2";
   else if (o.generations < 0) what = "generations must be >= 0";

@@ -1,10 +1,11 @@
-// Internal pieces shared by the three policies: input validation, option
-// validation, job orders and the baselines' greedy placement.
+// Internal pieces shared by the policies: input validation, option validation,
+// job orders and the baselines' greedy placement. (Their factories are
+// declared beside the table, policy_registry.cc.)
 #ifndef POLLUX_SRC_POLICY_COMMON_H
 #define POLLUX_SRC_POLICY_COMMON_H
 
 #include <chrono>
-#include <memory>
+#include <string_view>
 #include <vector>
 
 #include "pollux/policy.h"
@@ -15,7 +16,7 @@ namespace pollux::detail {
 /// not one entry per job, a node index out of range or a negative count in
 /// a current placement, negative node GPUs, negative or non-finite job
 /// fields, duplicate job ids. `policy` prefixes the message.
-void validate_round(const char* policy, const std::vector<JobInfo>& jobs,
+void validate_round(std::string_view policy, const std::vector<JobInfo>& jobs,
                     const std::vector<NodeInfo>& nodes, const std::vector<Placement>& current);
 
 /// Throws std::invalid_argument for options no policy can run with.
@@ -54,10 +55,6 @@ class Stopwatch {
  private:
   std::chrono::steady_clock::time_point start_;
 };
-
-std::unique_ptr<Policy> make_pollux_policy(const PolicyOptions& options);
-std::unique_ptr<Policy> make_tiresias_policy(const PolicyOptions& options);
-std::unique_ptr<Policy> make_optimus_policy(const PolicyOptions& options);
 
 }  // namespace pollux::detail
 

@@ -123,7 +123,11 @@ class LocalSearch {
     const double floor = tolerance(t0);
     auto consider = [&](const Placement& p) {
       const double v = (eval(j, p) - t0) / double(placement_gpus(p) - r);
-      if (v > floor && v > best.value) best = Step{v, p, true};
+      if (v > floor && v > best.value) {
+        best.value = v;
+        best.p = p;  // (assigned into its capacity: no allocation each time)
+        best.ok = true;
+      }
     };
     const int lo = std::max(r + 1, pb_.min_gpus(j));
     const int hi = std::min(pb_.max_gpus(j), lo + step_ - 1);

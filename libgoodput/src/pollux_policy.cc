@@ -19,7 +19,7 @@ class PolluxPolicy final : public Policy {
   std::vector<Placement> optimize(const std::vector<JobInfo>& jobs, const std::vector<NodeInfo>& nodes,
                                   const std::vector<Placement>& current, double) override {
     const Stopwatch clock;
-    validate_round("pollux", jobs, nodes, current);
+    validate_round(name(), jobs, nodes, current);
     const PolluxProblem pb(jobs, nodes, current, options_);
     SearchResult found;
     if (options_.search == SearchKind::kGenetic) {

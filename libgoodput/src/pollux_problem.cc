@@ -1,7 +1,6 @@
 // The Pollux problem of one round (see pollux_problem.h).
 #include "pollux_problem.h"
 
-#include "pollux/job_description.h"
 
 #include <algorithm>
 #include <cmath>
@@ -77,8 +76,7 @@ PolluxProblem::PolluxProblem(const std::vector<JobInfo>& jobs, const std::vector
     j.min_nodes = std::max(in.min_nodes, 1);
     j.min_gpus = std::max(j.min_gpus, j.min_nodes);
     if (j.min_nodes > j.max_nodes || j.max_gpus < j.min_gpus) j.max_gpus = 0;
-    const double d = job_restart_delay(in.restart_delay, options.restart_delay);
-    j.penalty = restart_factor(in.age, in.restarts, d);
+    j.penalty = restart_factor(in.age, in.restarts, in.restart_delay);  // D as the job description gave it
     j.current = normalize_placement(current[i]);
     // Normalised by the fair-share speedup on its best type.
     for (int t = num_types_ - 1; t >= 0; --t)

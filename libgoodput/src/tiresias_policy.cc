@@ -35,7 +35,7 @@ class TiresiasPolicy final : public Policy {
   std::vector<Placement> optimize(const std::vector<JobInfo>& jobs, const std::vector<NodeInfo>& nodes,
                                   const std::vector<Placement>& current_in, double) override {
     const Stopwatch clock;
-    validate_round("tiresias", jobs, nodes, current_in);
+    validate_round(name(), jobs, nodes, current_in);
     for (const JobInfo& j : jobs)
       if (j.requested_gpus < 1)
         throw std::invalid_argument("tiresias: job " + std::to_string(j.id) + " requests fewer than 1 GPU");

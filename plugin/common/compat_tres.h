@@ -3,7 +3,7 @@
 // supported Slurm: 23.11 renamed the TRES prefix "gres:gpu:N" (what sbatch
 // --gpus-per-node=N wrote before) to "gres/gpu:N", and rejects the old form
 // ("Invalid Trackable RESource (TRES) specification"). Reading accepts both
-// (core/elastic.h: untyped_gpus_per_node).
+// (sched/elastic.h: untyped_gpus_per_node).
 #ifndef POLLUX_COMPAT_TRES_H
 #define POLLUX_COMPAT_TRES_H
 

@@ -9,7 +9,7 @@
 
 #include "compat_reason.h"
 #include "job_size_fields.h"
-#include "core/size_limits.h"
+#include "sched/size_limits.h"
 
 extern "C" {
 #include "src/common/assoc_mgr.h"

@@ -14,7 +14,7 @@
 // licences and the rest as requested). A running job's usage is already counted: it keeps
 // what it holds, and a larger size is tested as the growth on top of
 // today's usage when only a usage limit refused the full size
-// (core/size_limits.h). Known gaps: several elastic jobs of one user are
+// (sched/size_limits.h). Known gaps: several elastic jobs of one user are
 // each bounded by what the others hold now, so jobs sized in the same round
 // may together exceed a per-user or group limit (Slurm then starts the
 // first and keeps the next pending with its QOS reason until a round
@@ -29,7 +29,7 @@
 
 #include <string>
 
-#include "core/elastic.h"
+#include "sched/elastic.h"
 #include "slurm_api.h"
 
 namespace pollux::sched {

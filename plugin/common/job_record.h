@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "core/elastic.h"
-#include "core/job_comment.h"
+#include "sched/elastic.h"
+#include "sched/job_comment.h"
 #include "slurm_api.h"
 #include "slurm_raii.h"
 

@@ -9,7 +9,7 @@
 #include "compat_resv.h"
 #include "job_acct_limits.h"
 #include "job_size_fields.h"
-#include "core/elastic.h"
+#include "sched/elastic.h"
 #include "slurm_raii.h"
 
 extern "C" {

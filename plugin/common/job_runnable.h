@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/elastic.h"
-#include "core/job_state.h"
+#include "sched/elastic.h"
+#include "sched/job_state.h"
 #include "slurm_api.h"
 
 namespace pollux::sched {

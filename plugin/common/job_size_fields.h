@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// A size sched/pollux gives an elastic job (core/elastic.h: n nodes with g
+// A size sched/pollux gives an elastic job (sched/elastic.h: n nodes with g
 // GPUs on each, one task per GPU) as Slurm's job fields: the one place that
 // turns a size into node, task, CPU, GPU and memory counts. What the update
 // sets (sched_pollux/enact.cc) is what the limit tests test: the partition
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "core/elastic.h"
+#include "sched/elastic.h"
 #include "slurm_api.h"
 
 namespace pollux::sched {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // job_submit/pollux: the companion of sched/pollux (JobSubmitPlugins=pollux).
 //
-// job_submit(): holds every elastic job (rules: plugin/core/elastic.h) at
+// job_submit(): holds every elastic job (rules: sched/elastic.h) at
 // submission, before slurmctld's main loop could start it at a size of its
 // own choosing; sched/pollux releases it at the size the policy decides.
 // job_modify(): keeps that promise afterwards: only sched/pollux (and
@@ -20,7 +20,7 @@
 #include "common/job_record.h"
 #include "common/slurm_api.h"
 #include "common/submit_fit.h"
-#include "core/job_transitions.h"
+#include "sched/job_transitions.h"
 
 #define POLLUX_EXPORT __attribute__((visibility("default")))
 

@@ -11,8 +11,8 @@
 #include "common/job_record.h"
 #include "common/job_runnable.h"
 #include "common/job_size_fields.h"
-#include "core/elastic.h"
-#include "core/job_transitions.h"
+#include "sched/elastic.h"
+#include "sched/job_transitions.h"
 
 namespace pollux::sched {
 namespace {

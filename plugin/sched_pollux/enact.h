@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/round.h"
+#include "sched/round.h"
 
 namespace pollux::sched {
 

@@ -8,7 +8,7 @@
 #include "common/compat_locks.h"
 #include "common/slurm_api.h"
 #include "common/slurm_raii.h"
-#include "core/status_file.h"
+#include "io/status_file.h"
 #include "pollux/atomic_file.h"
 
 namespace pollux::sched {

@@ -2,14 +2,14 @@
 // After each round, outside slurmctld's locks but a configuration read
 // lock to copy two settings: honours pollux-status --reset, writes the
 // status file into StateSaveLocation and the metrics file
-// (pollux_metrics_file), both atomically (core/status_file.h).
+// (pollux_metrics_file), both atomically (plugin/io/status_file.h).
 #ifndef POLLUX_SCHED_PUBLISH_STATS_H
 #define POLLUX_SCHED_PUBLISH_STATS_H
 
 #include <string>
 
-#include "core/params.h"
-#include "core/round_stats.h"
+#include "sched/params.h"
+#include "io/round_stats.h"
 
 namespace pollux::sched {
 

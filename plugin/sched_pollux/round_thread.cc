@@ -11,23 +11,28 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "common/slurm_api.h"
 #include "common/compat_locks.h"
 #include "common/compat_thread.h"
 #include "common/slurm_raii.h"
-#include "core/hints.h"
-#include "core/params.h"
-#include "core/refused_sizes.h"
-#include "core/resize_request.h"
-#include "core/round.h"
-#include "core/round_memory.h"
-#include "core/round_stats.h"
-#include "core/spool_setup.h"
-#include "core/spool_space.h"
-#include "core/type_speeds_file.h"
+#include "io/round_memory.h"
+#include "io/round_stats.h"
+#include "io/spool_setup.h"
+#include "io/spool_space.h"
+#include "io/type_speeds_file.h"
+#include "pollux/policies.h"
+#include "sched/boot_times.h"
+#include "sched/freed_gpus.h"
+#include "sched/hints.h"
+#include "sched/params.h"
+#include "sched/refused_sizes.h"
+#include "sched/resize_request.h"
+#include "sched/round.h"
 #include "enact.h"
+#include "enact_power.h"
 #include "publish_stats.h"
 #include "snapshot.h"
 
@@ -116,6 +121,7 @@ class RoundThread {
           if (!remembered_) {
             next_round = recall_rounds();
             recall_type_speeds();
+            if (const std::string e = boot_times_.recall(); !e.empty()) error("sched/pollux: %s", e.c_str());
           }
           next_round = std::min(next_round, last_start + seconds(params_.interval));
         }
@@ -129,10 +135,9 @@ class RoundThread {
                     ms_since(last_start) / 1000, params_.interval);
             next_round = Clock::now();
           }
-        } else if (jobs_changed()) {
-          round(false, true);
-        } else if (in_flight_) {
-          round(false);
+        } else if (jobs_changed() ? round(false, true) : in_flight_ && round(false)) {
+          last_start = now;  // a periodic round brought forward: the next one an interval later
+          next_round = last_start + seconds(params_.interval);
         }
       } catch (const std::exception& e) {
         error("sched/pollux: round failed: %s", e.what());
@@ -168,16 +173,17 @@ class RoundThread {
     loaded_ = true;
     if (options_changed) {
       try {
-        policy_ = make_policy("pollux", policy_options(params_));
+        const std::string name(scheduler_policy().name);
+        policy_ = make_policy(name, policy_options(params_));
         const PolicyOptions o = policy_options(params_);
         if (policy_)
           info("sched/pollux: policy %s: fairness_p=%g restart_delay=%g interval=%g interference_avoidance=%s "
                "max_nodes_per_job=%d search_budget=%lld uniform_gpus_per_node=yes",
-               std::string(policy_->name()).c_str(), o.fairness_p, o.restart_delay, o.interval,
+               std::string(policy_->name()).c_str(), o.fairness_p, params_.restart_penalty, params_.interval,
                o.interference_avoidance ? "yes" : "no", o.max_nodes_per_job, o.search_budget);
         else
-          error("sched/pollux: libgoodput has no \"pollux\" policy: running elastic jobs keep their sizes and "
-                "pending ones stay held");
+          error("sched/pollux: libgoodput has no \"%s\" policy: running elastic jobs keep their sizes and "
+                "pending ones stay held", name.c_str());
       } catch (const std::exception& e) {
         policy_.reset();
         error("sched/pollux: the policy refused its options (%s): running elastic jobs keep their sizes and "
@@ -189,6 +195,7 @@ class RoundThread {
       const std::string state = slurm_conf.state_save_location != nullptr ? slurm_conf.state_save_location : "";
       memory_path_ = state.empty() ? "" : state + "/" + std::string(kRoundMemoryName);
       type_speeds_path_ = state.empty() ? "" : state + "/" + std::string(kTypeSpeedsName);
+      boot_times_.set_file(state.empty() ? "" : state + "/" + std::string(kBootTimesName));
     }
     if (xstrcasestr(job_submit.c_str(), "pollux") == nullptr)
       error("sched/pollux: JobSubmitPlugins does not include pollux: elastic jobs are not held at submission "
@@ -300,7 +307,9 @@ class RoundThread {
   // full: the periodic round (the policy sizes every job); arrivals: the
   // prompt one (the policy sizes only jobs without GPUs, plan_round); else
   // a transition round (no policy: checkpoints acknowledged, jobs started).
-  void round(bool full, bool arrivals = false) {
+  // A round that finds GPUs a job's end freed is the periodic one, brought
+  // forward (freed_gpus.h). Returns whether the policy sized every job.
+  bool round(bool full, bool arrivals = false) {
     const Clock::time_point t0 = Clock::now();
     const double started = unix_now();
     Snapshot snap;
@@ -312,6 +321,9 @@ class RoundThread {
       seen_at_ = static_cast<time_t>(snap.now);
     }
     const double read_ms = ms_since(t0);
+    for (const std::string& line : boot_times_.observe(snap)) info("sched/pollux: %s", line.c_str());
+    const bool forward = freed_.seen(snap) && !full;
+    full = full || forward;
     for (const std::string& p : snap.comment_problems) error("sched/pollux: %s", p.c_str());
     for (const std::string& line : refused_.apply(snap)) error("sched/pollux: %s", line.c_str());
     check_spool_space(snap);
@@ -335,16 +347,28 @@ class RoundThread {
     if (!result.error.empty()) error("sched/pollux: %s: no size changes this round", result.error.c_str());
 
     EnactReport report;
+    PowerReport power;
     double write_ms = 0;
-    if (needs_enact(snap, result)) {
+    if (needs_enact(snap, result) || !result.autoscale.power_down.empty()) {
       const Clock::time_point t2 = Clock::now();
       {
         const SlurmctldLock lock(slurmctld_locks(READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK));
         report = enact(snap, result);
+        power = enact_power(snap, result);
       }
       write_ms = ms_since(t2);
     }
     for (const std::string& e : report.errors) error("sched/pollux: %s", e.c_str());
+    // A refusal that lasts (e.g. power saving off: Slurm refuses every
+    // power down) is logged once, not every round.
+    for (const std::string& e : power.errors)
+      if (power_errors_.count(e) == 0) error("sched/pollux: %s", e.c_str());
+    if (power.powered_down > 0 || !power.errors.empty() || !result.autoscale.active)
+      power_errors_ = std::set<std::string>(power.errors.begin(), power.errors.end());
+    for (const std::string& line : power.lines) info("sched/pollux: %s", line.c_str());
+    if (result.autoscale.active && result.autoscale.why != last_autoscale_)
+      verbose("sched/pollux: autoscale: %s", result.autoscale.why.c_str());
+    if (result.autoscale.active) last_autoscale_ = result.autoscale.why;
     log_refusals(snap, report);
     for (const JobDecision& d : result.decisions) {
       if (!d.note.empty()) info("sched/pollux: JobId=%u: %s", snap.jobs[d.job].job_id, d.note.c_str());
@@ -368,15 +392,18 @@ class RoundThread {
         waiting = true;
     }
     if (report.changed()) schedule_job_save();
+    if (power.powered_down > 0) schedule_node_save();
     if (waiting || report.released + report.requeued + report.restarted_early > 0) queue_job_scheduler();
     keep_type_speeds();  // its fsync after the decisions are enacted, not before
-    in_flight_ = false;
+    if (const std::string e = boot_times_.keep(); !e.empty()) error("sched/pollux: %s", e.c_str());
+    in_flight_ = boot_times_.booting() || awaits_boot(snap);
     for (const JobDecision& d : result.decisions)
       if (d.state.phase == Phase::kCheckpointing || d.state.phase == Phase::kStarting) in_flight_ = true;
     if (full)
-      debug("sched/pollux: round: %zu elastic jobs, %zu GPU nodes, %d GPUs kept for rigid jobs; lock hold: "
+      debug("sched/pollux: round%s: %zu elastic jobs, %zu GPU nodes, %d GPUs kept for rigid jobs; lock hold: "
             "read %.3f ms, write %.3f ms; policy %.1f ms (%lld evaluations); total %.1f ms",
-            snap.jobs.size(), snap.nodes.size(), result.reserved_gpus, read_ms, write_ms, plan_ms,
+            forward ? " (brought forward: a job's end freed GPUs)" : "", snap.jobs.size(), snap.nodes.size(),
+            result.reserved_gpus, read_ms, write_ms, plan_ms,
             static_cast<long long>(result.report.evaluations), ms_since(t0));
     else if (arrivals)
       debug("sched/pollux: arrivals round: %zu elastic jobs; lock hold: read %.3f ms, write %.3f ms; policy %.1f ms",
@@ -386,8 +413,10 @@ class RoundThread {
     stats_.add(snap, inputs, result,
                {full ? RoundKind::kPeriodic : arrivals ? RoundKind::kArrivals : RoundKind::kTransition, read_ms,
                 plan_ms, ms_since(t0), write_ms > 0, write_ms, static_cast<int>(report.errors.size()),
-                static_cast<int>(report.refusals.size()), hints_.take_rejections(), params_.spool_dir, spool_});
+                static_cast<int>(report.refusals.size()), hints_.take_rejections(), params_.spool_dir, spool_,
+                power.powered_down});
     publisher_.publish(stats_, params_);
+    return full;
   }
 
   // Each job's refusal by Slurm is logged once per reason, and its size is
@@ -404,6 +433,9 @@ class RoundThread {
   }
 
   RefusedSizes refused_;
+  std::string last_autoscale_;  // goodput auto-scaling's last reason, logged when it changes
+  std::set<std::string> power_errors_;  // Slurm's refusals of the last power downs tried, logged once
+  FreedGpus freed_;  // whether a job's end freed GPUs since the last round
   SpoolSpace spool_;  // the spool's space at the last round
   static constexpr Clock::duration kTick = std::chrono::seconds(1);
   // Hints of ended jobs are removed once they are this old, checked as often.
@@ -426,6 +458,7 @@ class RoundThread {
   Params params_;
   std::unique_ptr<Policy> policy_;
   TypeSpeedLearner type_speeds_;  // the GPU types' relative speeds, learnt across rounds
+  BootTimes boot_times_;  // the nodes' boot times under power saving, learnt across rounds
   HintReader hints_{[](const std::string& line) { error("sched/pollux: %s", line.c_str()); }};
   RoundStats stats_{static_cast<double>(std::time(nullptr))};
   StatsPublisher publisher_;

@@ -4,20 +4,36 @@
 
 #include <algorithm>
 
+#include <set>
+#include <string>
+
 #include "common/compat_gres.h"
+#include "common/compat_power_save.h"
 #include "common/job_record.h"
 #include "common/job_runnable.h"
-#include "core/job_transitions.h"
+#include "sched/job_transitions.h"
 
 namespace pollux::sched {
 namespace {
 
 // The node is out of service: down, drained, failing, not responding,
-// not yet in the cluster, powered down or rebooting.
+// not yet in the cluster, powering down or rebooting. A node powered
+// down by Slurm's power saving, or booting after its resume (not
+// responding until it registers), is capacity as it is to Slurm's own
+// scheduling: a job placed there makes slurmctld resume it and waits for
+// the boot. One powering down is not (Slurm allocates it only once it is
+// down, after SuspendTimeout); one whose resume failed is DOWN.
 bool out_of_service(const node_record_t* node) {
-  return IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) || IS_NODE_NO_RESPOND(node) ||
-         IS_NODE_FUTURE(node) || IS_NODE_POWERED_DOWN(node) || IS_NODE_POWERING_DOWN(node) ||
-         IS_NODE_REBOOT_REQUESTED(node) || IS_NODE_REBOOT_ISSUED(node);
+  const bool no_respond = IS_NODE_NO_RESPOND(node) && !IS_NODE_POWERING_UP(node);
+  return IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) || no_respond || IS_NODE_FUTURE(node) ||
+         IS_NODE_POWERING_DOWN(node) || IS_NODE_REBOOT_REQUESTED(node) || IS_NODE_REBOOT_ISSUED(node);
+}
+
+// Slurm's power saving: whether the node must boot before work runs there.
+Power power_of(const node_record_t* node) {
+  if (IS_NODE_POWERING_UP(node)) return Power::kBooting;
+  if (IS_NODE_POWERED_DOWN(node) || IS_NODE_POWERING_DOWN(node)) return Power::kOff;
+  return Power::kOn;
 }
 
 // slurmctld has not heard from the node since it started: a restarted
@@ -82,6 +98,50 @@ std::string ended_comment(const job_record_t* job, JobState state) {
   return format_comment(JobView{}, state);
 }
 
+// The nodes Slurm's power saving never suspends: SuspendExcNodes (24.11's
+// "NODES:COUNT" keeps COUNT of them up: all are taken, the safe side), the
+// nodes of SuspendExcParts, and those in a state of SuspendExcStates. A
+// bitmap over Slurm's node indices (nullptr: none by name), the partition
+// names and the states.
+struct PowerSaveExclusions {
+  bitstr_t* nodes = nullptr;
+  std::set<std::string> parts;
+  const SuspendExcStates states = suspend_exc_states();
+  PowerSaveExclusions() {
+    if (slurm_conf.suspend_exc_nodes != nullptr) {
+      std::string names = slurm_conf.suspend_exc_nodes, plain;
+      for (std::size_t at = 0; at <= names.size();) {  // drop each ":COUNT"
+        const std::size_t comma = std::min(names.find(',', at), names.size());
+        const std::string tok = names.substr(at, comma - at);
+        plain += (plain.empty() ? "" : ",") + tok.substr(0, tok.find(':'));
+        at = comma + 1;
+      }
+      if (!plain.empty()) nodes = node_bitmap_of(plain.data());
+    }
+    if (slurm_conf.suspend_exc_parts != nullptr) {
+      const std::string list = slurm_conf.suspend_exc_parts;
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        if (comma > at) parts.insert(list.substr(at, comma - at));
+        at = comma + 1;
+      }
+    }
+  }
+  ~PowerSaveExclusions() { FREE_NULL_BITMAP(nodes); }
+  PowerSaveExclusions(const PowerSaveExclusions&) = delete;
+  PowerSaveExclusions& operator=(const PowerSaveExclusions&) = delete;
+
+  bool excluded(const node_record_t* node) const {
+    if (states.excludes(node)) return true;
+    if (nodes != nullptr && node->index < bit_size(nodes) && bit_test(nodes, node->index)) return true;
+    for (int k = 0; k < node->part_cnt && !parts.empty(); ++k) {
+      const auto* part = static_cast<const part_record_t*>(node->part_pptr[k]);
+      if (part != nullptr && part->name != nullptr && parts.count(part->name) > 0) return true;
+    }
+    return false;
+  }
+};
+
 }  // namespace
 
 Snapshot take_snapshot(double now) {
@@ -90,13 +150,23 @@ Snapshot take_snapshot(double now) {
   std::vector<int> index(static_cast<std::size_t>(std::max(node_record_count, 0)), -1);
   std::vector<std::size_t> node_of;  // snapshot node -> Slurm's node index
   std::vector<std::string> node_types;
+  const PowerSaveExclusions exclusions;
   node_record_t* node = nullptr;
   for (int i = 0; (node = next_node(&i)) != nullptr; ++i) {
     const NodeGpus gpus = node_gpus(node);
     if (gpus.count <= 0 || node->index >= index.size()) continue;
     index[node->index] = static_cast<int>(snap.nodes.size());
     const bool awaiting = awaiting_registration(node);
-    snap.nodes.push_back({node->name, gpus.count, 0, !awaiting && !out_of_service(node), 0, awaiting});
+    NodeSnapshot& n = snap.nodes.emplace_back();
+    n.name = node->name;
+    n.gpus = gpus.count;
+    n.usable = !awaiting && !out_of_service(node);
+    n.awaiting_registration = awaiting;
+    n.power = power_of(node);
+    n.power_save_excluded = exclusions.excluded(node);
+    n.boot_requested = static_cast<double>(node->boot_req_time);
+    n.slurmd_started = static_cast<double>(node->slurmd_start_time);
+    n.last_response = static_cast<double>(node->last_response);
     node_of.push_back(node->index);
     node_types.push_back(gpus.type);
   }
@@ -183,7 +253,10 @@ Snapshot take_snapshot(double now) {
       continue;  // GPUs of a requeued elastic job still completing are about to be free
     }
     if (state && IS_JOB_FINISHED(job)) {  // an elastic job that ended: likewise
-      if (state->phase != Phase::kEnded) snap.ended.push_back({job->job_id, ended_comment(job, *state)});
+      const bool held = state->phase == Phase::kRunning || state->phase == Phase::kCheckpointing ||
+                        state->phase == Phase::kSuspended;
+      if (state->phase != Phase::kEnded)
+        snap.ended.push_back({job->job_id, ended_comment(job, *state), held ? state->alloc.gpus() : 0});
       continue;
     }
     if (IS_JOB_RUNNING(job) || IS_JOB_SUSPENDED(job) || IS_JOB_COMPLETING(job)) {

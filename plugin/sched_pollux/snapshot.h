@@ -4,7 +4,7 @@
 #ifndef POLLUX_SCHED_SNAPSHOT_H
 #define POLLUX_SCHED_SNAPSHOT_H
 
-#include "core/round.h"
+#include "sched/round.h"
 
 namespace pollux::sched {
 

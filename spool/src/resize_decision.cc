@@ -10,6 +10,7 @@ namespace pollux {
 namespace {
 
 constexpr char kWord[] = "resize ";
+constexpr char kCancelWord[] = "cancel ";
 
 // A non-negative decimal number at text[*at..], then one space or newline.
 bool number(const char* text, std::size_t size, std::size_t* at, long long* out) noexcept {
@@ -38,7 +39,8 @@ std::string write_resize_decision(const std::string& spool_dir, std::uint32_t jo
                                   const ResizeDecision& d) noexcept {
   try {
     return write_file_atomic(resize_decision_path(spool_dir, job_id),
-                             kWord + std::to_string(d.restart_count) + " " + std::to_string(d.time_ms) + "\n",
+                             (d.cancel ? kCancelWord : kWord) + std::to_string(d.restart_count) + " " +
+                                 std::to_string(d.time_ms) + "\n",
                              0644);
   } catch (const std::exception& e) {
     return std::string("cannot write the resize decision: ") + e.what();
@@ -47,12 +49,16 @@ std::string write_resize_decision(const std::string& spool_dir, std::uint32_t jo
 
 bool parse_resize_decision(const char* text, std::size_t size, ResizeDecision* out) noexcept {
   const std::size_t word = sizeof kWord - 1;
-  if (size < word || std::memcmp(text, kWord, word) != 0) return false;
+  static_assert(sizeof kWord == sizeof kCancelWord, "one length for both words");
+  if (size < word) return false;
+  const bool cancel = std::memcmp(text, kCancelWord, word) == 0;
+  if (!cancel && std::memcmp(text, kWord, word) != 0) return false;
   std::size_t at = word;
   long long restart = 0, ms = 0;
   if (!number(text, size, &at, &restart) || !number(text, size, &at, &ms) || restart > 65535) return false;
   out->restart_count = static_cast<int>(restart);
   out->time_ms = ms;
+  out->cancel = cancel;
   return true;
 }
 

@@ -305,8 +305,13 @@ def test_resize(args, work):
     check(min(results[-1].steps()) == resumed_at + 1, "the last leg's first step follows the resumed step")
     check(final["replicas"] == 1, "the last leg ran on 1 replica")
     target = float(base.wait_for(r"progress \S+/(\S+) ", 1).group(1))
-    check(final["progress"] >= target and reference["progress"] >= target,
-          "both runs reached the target progress %.2f (%.2f resized, %.2f unresized)"
+    # The trainer prints the target to 2 decimals and the final progress to
+    # 4: a run that stopped at the target may show up to half a hundredth
+    # (and half of the 4th decimal) less than the printed target (449.3795
+    # against 449.38 made this check fail by chance).
+    reached = target - 0.005 - 0.00005
+    check(final["progress"] >= reached and reference["progress"] >= reached,
+          "both runs reached the target progress %.2f (%.4f resized, %.4f unresized)"
           % (target, final["progress"], reference["progress"]))
     diff = final["val_acc"] - reference["val_acc"]
     check(abs(diff) <= ACCURACY_TOLERANCE,

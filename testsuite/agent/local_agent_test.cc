@@ -165,20 +165,39 @@ class SlurmJob {
   // What sched/pollux does for a resize: its decision into the spool, then
   // the signal (to this thread; the agent's handler is process-wide).
   void request_resize(const std::string& spool) {
+    decide(spool, false);
+    ::raise(SIGUSR1);
+  }
+  // What sched/pollux does when it calls a signalled resize off: a cancel
+  // into the spool, no signal. Returns its time.
+  long long cancel_resize(const std::string& spool) { return decide(spool, true); }
+
+ private:
+  long long decide(const std::string& spool, bool cancel) {
     static std::atomic<long long> last{0};
     const long long now = std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::chrono::system_clock::now().time_since_epoch()).count();
     long long ms = last.load();
     ms = std::max(ms + 1, now);
     last = ms;
-    ASSERT_EQ(write_resize_decision(spool, id_, ResizeDecision{restarts_, ms}), "");
-    ::raise(SIGUSR1);
+    EXPECT_EQ(write_resize_decision(spool, id_, ResizeDecision{restarts_, ms, cancel}), "");
+    return ms;
   }
 
- private:
   std::uint32_t id_;
   int restarts_ = 0;
 };
+
+// Waits (at most 20 s) until the job's hint acknowledges a checkpoint.
+bool wait_for_ack(const std::string& hint, std::uint32_t job) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < give_up) {
+    const HintResult h = read_hint_file(hint, ::getuid(), job);
+    if (h && h.hint->checkpoint && h.hint->checkpoint->ready_for_requeue) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
 
 // `n` whole optimizer steps.
 void run_steps(Agent& a, App& app, std::vector<float>& grad, int n) {
@@ -756,9 +775,11 @@ TEST(LocalAgent, ABurstOfResizeSignalsMakesOneCheckpoint) {
   EXPECT_EQ(checkpoints, 1) << "one burst of signals made more than one checkpoint";
 }
 
-// A signal during the wait for the requeue is a new request (sched/pollux
-// may have cancelled the resize and decided another): acted on after it.
-TEST(LocalAgent, ASignalDuringTheWaitForTheRequeueIsANewRequest) {
+// A request during the wait for the requeue (sched/pollux called the
+// resize off and decided another) is answered at once by the same
+// checkpoint, acknowledged again: sched/pollux requeues on an
+// acknowledgement newer than its request.
+TEST(LocalAgent, ARequestDuringTheWaitForTheRequeueIsAcknowledgedAgain) {
   TempDir dir;
   SlurmJob job("9007");
   AgentOptions o = options(dir);
@@ -774,21 +795,114 @@ TEST(LocalAgent, ASignalDuringTheWaitForTheRequeueIsANewRequest) {
   job.request_resize(dir.path());
   plain_step(*a, app, grad);
   // Signals once the acknowledgement is in the hint, i.e. during the wait.
+  double second_request = 0, second_ack = 0;
   std::thread scheduler([&] {
+    ASSERT_TRUE(wait_for_ack(dir / "9007.hint.yaml", 9007));
+    second_request = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    job.request_resize(dir.path());
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < give_up) {
+    while (std::chrono::steady_clock::now() < give_up && second_ack == 0) {
       const HintResult h = read_hint_file(dir / "9007.hint.yaml", ::getuid(), 9007);
-      if (h && h.hint->checkpoint && h.hint->checkpoint->ready_for_requeue) break;
+      if (h && h.hint->checkpoint && h.hint->checkpoint->ready_for_requeue && h.hint->checkpoint->time >= second_request)
+        second_ack = h.hint->checkpoint->time;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    job.request_resize(dir.path());
   });
-  a->step_end();  // checkpoint, acknowledgement, wait, resume
+  a->step_end();  // checkpoint, acknowledgement, wait, acknowledgement again, wait, resume
   scheduler.join();
+  EXPECT_GT(second_ack, 0) << "the request during the wait was not acknowledged";
   EXPECT_EQ(checkpoints, 1);
   plain_step(*a, app, grad);
   a->step_end();
-  EXPECT_EQ(checkpoints, 2) << "the signal during the wait was lost";
+  EXPECT_EQ(checkpoints, 1) << "the request answered during the wait was acted on again";
+}
+
+// Outside Slurm (no decision file: every delivery is a request, resizes by
+// hand) a request that comes during the wait is acted on after it.
+TEST(LocalAgent, AHandDrivenRequestDuringTheWaitIsActedOnAfterIt) {
+  TempDir dir;
+  AgentOptions o = options(dir);
+  o.requeue_wait = 0.05;
+  App app;
+  auto a = attached(o, app);
+  int checkpoints = 0;
+  a->on_checkpoint([&](const CheckpointContext& c) {
+    ++checkpoints;
+    write_text(c.dir + "/model", std::to_string(app.model_step));
+  });
+  a->on_requeue([&] {
+    if (checkpoints == 1) ::raise(SIGUSR1);  // the second request, as the wait begins
+  });
+  std::vector<float> grad(10, 0.5f);
+  ::raise(SIGUSR1);
+  plain_step(*a, app, grad);
+  a->step_end();  // checkpoint, wait, resume
+  EXPECT_EQ(checkpoints, 1);
+  plain_step(*a, app, grad);
+  a->step_end();
+  EXPECT_EQ(checkpoints, 2) << "the request during the wait was lost";
+}
+
+// sched/pollux calls a signalled resize off (the job's size is wanted
+// again) while the agent waits for the requeue: training resumes at once,
+// not after the requeue wait (found in pollux-demo --cloud: a job idle for
+// its whole 300 s wait after a cancel), and the acknowledgement is withdrawn.
+TEST(LocalAgent, ACancelDuringTheWaitForTheRequeueResumesAtOnce) {
+  TempDir dir;
+  SlurmJob job("9011");
+  AgentOptions o = options(dir);
+  o.requeue_wait = 60;
+  App app;
+  auto a = attached(o, app);
+  std::vector<float> grad(10, 0.5f);
+  job.request_resize(dir.path());
+  plain_step(*a, app, grad);
+  std::thread scheduler([&] {
+    ASSERT_TRUE(wait_for_ack(dir / "9011.hint.yaml", 9011));
+    job.cancel_resize(dir.path());
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  scheduler.join();
+  EXPECT_LT(waited, 10) << "the cancel did not end the requeue wait";
+  const HintResult h = read_hint_file(a->hint_file(), ::getuid(), 9011);
+  ASSERT_TRUE(h) << h.error;
+  ASSERT_TRUE(h.hint->checkpoint);
+  EXPECT_FALSE(h.hint->checkpoint->ready_for_requeue);
+  run_steps(*a, app, grad, 2);
+  EXPECT_EQ(app.model_step, 3);
+}
+
+// Called off while the agent checkpoints: no acknowledgement, no requeue
+// callback, training goes on (the checkpoint stays, an ordinary one).
+TEST(LocalAgent, ACancelDuringTheCheckpointMeansNoAcknowledgement) {
+  TempDir dir;
+  SlurmJob job("9012");
+  AgentOptions o = options(dir);
+  o.requeue_wait = 60;
+  App app;
+  auto a = attached(o, app);
+  int requeue_calls = 0;
+  a->on_requeue([&] { ++requeue_calls; });
+  a->on_checkpoint([&](const CheckpointContext& c) {
+    write_text(c.dir + "/model", std::to_string(app.model_step));
+    job.cancel_resize(dir.path());
+  });
+  std::vector<float> grad(10, 0.5f);
+  job.request_resize(dir.path());
+  plain_step(*a, app, grad);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(a->step_end(), StepAction::kContinue);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
+  EXPECT_EQ(requeue_calls, 0);
+  const HintResult h = read_hint_file(a->hint_file(), ::getuid(), 9012);
+  ASSERT_TRUE(h) << h.error;
+  EXPECT_FALSE(h.hint->checkpoint && h.hint->checkpoint->ready_for_requeue);
+  App app2;
+  auto b = restored(o, app2);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->step(), 1);
 }
 
 // The program's own handler of the resize signal (Slurm's --signal=USR1@60

@@ -11,6 +11,10 @@ check_log=$POLLUX_SRC/testsuite/e2e/check-training-log
 [[ -x $digits ]] || skip "pollux-digits not built (needs MPI: Debian libopenmpi-dev)"
 command -v python3 >/dev/null || skip "python3 not installed (Debian package python3)"
 
+# py_has PYTHON MODULE: the interpreter has the module, looked for, not
+# imported (importing torch costs 2-3 s of CPU; the jobs import it anyway).
+py_has() { "$1" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)" "$2" 2>/dev/null; }
+
 # Training options every e2e job uses: a progress line per step (the log
 # checks follow every step), steps slowed to tens of milliseconds as if a
 # GPU computed them (a fixed part and a part per example: more GPUs give

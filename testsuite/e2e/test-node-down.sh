@@ -33,15 +33,21 @@ note "job $a running again after ${took}s: $(granted "$a") | $(system_comment "$
 # sched/pollux the same second), then cred_expire + 1 = 11 s; and a few
 # one-second rounds; not the checkpoint timeout, not pollux_interval.
 ((took <= 10 + 11 + 8)) || fail "job $a took ${took}s to run again after $victim went DOWN"
-resumed() { grep -q "^resumed step" <(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out"); }
+# The job's output from its first run after r0 on (`after`), or before it
+# (`before`). Not "run r0 + 1": a requeue sched/pollux had just decided (a
+# grow, signalled as the victim was picked) may count a run that the
+# failure kept from ever starting (CI of 9c58a44: restart=1 never started,
+# the next run was restart=2).
+runs_after_r0() { awk -v r0="$r0" -v want="$1" '!f && /^start restart=/ { split($2, kv, "="); if (kv[2] + 0 > r0) f = 1 } (f && want == "after") || (!f && want == "before")' "$out"; }
+resumed() { grep -q "^resumed step" <(runs_after_r0 after); }
 wait_until 60 "job $a resumed" resumed
-run=$(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out")
+run=$(runs_after_r0 after)
 # The last checkpoint committed before the failure (before the new run).
-ckpt=$(sed "/^start restart=$((r0 + 1)) /,\$d" "$out" | sed -n 's/^pollux-agent\[0\]: checkpoint of step \([0-9]*\) committed.*/\1/p' | tail -n 1)
+ckpt=$(runs_after_r0 before | sed -n 's/^pollux-agent\[0\]: checkpoint of step \([0-9]*\) committed.*/\1/p' | tail -n 1)
 step=$(sed -n 's/^resumed step \([0-9]*\) .*/\1/p' <<< "$run" | sed -n 1p)
 ((step == ckpt)) || fail "job $a resumed at step $step, not at its last checkpoint $ckpt"
-wait_until 30 "job $a's first step after the failure" eval '[[ -n $(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out" | grep "^step ") ]]'
-first=$(sed -n "/^start restart=$((r0 + 1)) /,\$p" "$out" | sed -n 's/^step \([0-9]*\) .*/\1/p' | sed -n 1p)
+wait_until 30 "job $a's first step after the failure" eval '[[ -n $(runs_after_r0 after | grep "^step ") ]]'
+first=$(runs_after_r0 after | sed -n 's/^step \([0-9]*\) .*/\1/p' | sed -n 1p)
 ((first == ckpt + 1)) || fail "job $a's first step after resuming at $ckpt was $first"
 said=$(log_count "sched/pollux: JobId=$a: its run on .* was ended by Slurm's requeue \\($victim failed")
 ((said == 1)) || fail "the requeue of job $a was logged $said times, not once"

@@ -9,10 +9,10 @@
 
 #include <utility>
 
-#include "core/hints.h"
-#include "core/job_comment.h"
-#include "core/job_model.h"
-#include "core/log_safe.h"
+#include "sched/hints.h"
+#include "sched/job_comment.h"
+#include "sched/job_model.h"
+#include "sched/log_safe.h"
 #include "fuzz_util.h"
 #include "pollux/hint.h"
 

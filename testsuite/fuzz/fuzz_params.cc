@@ -1,7 +1,7 @@
 // SchedulerParameters as slurm.conf gives them to sched/pollux. Invariant:
 // every rejected option is one printable line, capped.
-#include "core/log_safe.h"
-#include "core/params.h"
+#include "sched/log_safe.h"
+#include "sched/params.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

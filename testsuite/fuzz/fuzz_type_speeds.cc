@@ -1,11 +1,11 @@
 // The learnt GPU type speeds sched/pollux keeps in StateSaveLocation
-// (core/type_speeds_file.h), read back at start. Invariants: a refusal is
+// (plugin/io/type_speeds_file.h), read back at start. Invariants: a refusal is
 // one printable line naming the file, and an accepted file formats back to
 // itself and restores a learner without a crash.
 #include <cmath>
 
-#include "core/log_safe.h"
-#include "core/type_speeds_file.h"
+#include "io/type_speeds_file.h"
+#include "sched/log_safe.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

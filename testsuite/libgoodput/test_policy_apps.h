@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "pollux/policies.h"
 #include "pollux/policy.h"
 #include "pollux/speedup.h"
 #include "pollux/typed_goodput.h"
@@ -160,6 +161,17 @@ inline Instance typed_instance(std::mt19937_64& rng, int num_nodes, int gpus_per
     job.speedup = nullptr;
   }
   return in;
+}
+
+/// The policies of libgoodput's table this build has that schedule a
+/// cluster of one GPU type (all but those that require typed nodes, Sia's:
+/// testsuite/sim/test_sia.cc): what the generic policy tests run, so that a
+/// policy added to the table is tested by them.
+inline std::vector<const PolicyEntry*> one_type_policies() {
+  std::vector<const PolicyEntry*> out;
+  for (const PolicyEntry& e : policies())
+    if (e.missing.empty() && e.types != GpuTypeUse::kRequired) out.push_back(&e);
+  return out;
 }
 
 }  // namespace pollux::testing

@@ -1,10 +1,16 @@
-// check_allocation, make_policy and input validation.
+// check_allocation, make_policy, the policy table and input validation.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
+#include "pollux/interference.h"
+#include "pollux/policies.h"
 #include "pollux/policy.h"
+#include "test_policy_apps.h"
 
 namespace pollux {
 namespace {
@@ -65,6 +71,21 @@ TEST(CheckAllocation, InterferenceAvoidanceOnlyWhenEnabled) {
   EXPECT_EQ(violation(jobs, {{{0, 2}, {1, 2}}, {{1, 1}}, {{0, 2}}}, o), "");
 }
 
+// An arrivals round's answer beside jobs it did not size (sched/pollux's
+// round and pollux-sim's): a multi-node placement on a node of a
+// distributed job is dropped; one-node placements and nodes of one-node
+// jobs are fine.
+TEST(KeepDistributedApart, DropsOnlyMultiNodePlacementsOnADistributedJobsNodes) {
+  const std::vector<Placement> others{{{0, 2}, {1, 2}}, {{2, 1}}, {}};
+  std::vector<Placement> out{{{1, 2}, {3, 2}}, {{1, 2}}, {{2, 1}, {3, 1}}, {{3, 2}, {4, 2}}, {}};
+  keep_distributed_apart(others, out);
+  EXPECT_TRUE(out[0].empty());                          // beside the job on nodes 0-1
+  EXPECT_EQ(out[1], (Placement{{1, 2}}));               // one node: no interference
+  EXPECT_EQ(out[2], (Placement{{2, 1}, {3, 1}}));       // node 2's job is on one node
+  EXPECT_EQ(out[3], (Placement{{3, 2}, {4, 2}}));       // other nodes
+  EXPECT_TRUE(out[4].empty());
+}
+
 TEST(CheckAllocation, UniformGpusPerNodeOnlyWhenEnabled) {
   const std::vector<JobInfo> jobs{job(1)};
   PolicyOptions o;
@@ -75,14 +96,45 @@ TEST(CheckAllocation, UniformGpusPerNodeOnlyWhenEnabled) {
   EXPECT_EQ(violation(jobs, {{{0, 3}, {1, 2}}}, o), "");
 }
 
-TEST(MakePolicy, KnowsThreeNamesAndRejectsOthers) {
-  for (const char* name : {"pollux", "tiresias", "optimus"}) {
-    const auto p = make_policy(name, {});
-    ASSERT_NE(p, nullptr) << name;
-    EXPECT_EQ(p->name(), name);
+TEST(MakePolicy, KnowsItsNamesAndRejectsOthers) {
+  for (const PolicyEntry* e : testing::one_type_policies()) {
+    const auto p = make_policy(e->name, {});
+    ASSERT_NE(p, nullptr) << e->name;
+    EXPECT_EQ(p->name(), e->name);
   }
   EXPECT_EQ(make_policy("fifo", {}), nullptr);
   EXPECT_EQ(make_policy("", {}), nullptr);
+}
+
+// The table (pollux/policies.h) is what every front end lists: each entry
+// this build has makes the policy of its name, names are unique, and one
+// entry, taking the elastic job description, is the one sched/pollux runs.
+TEST(PolicyTable, EachEntryMakesItsPolicyAndOneIsTheScheduler) {
+  std::set<std::string_view> names;
+  int schedulers = 0;
+  for (const PolicyEntry& e : policies()) {
+    EXPECT_TRUE(names.insert(e.name).second) << e.name;
+    EXPECT_EQ(find_policy(e.name), &e);
+    EXPECT_FALSE(e.label.empty()) << e.name;
+    EXPECT_FALSE(e.summary.empty()) << e.name;
+    if (e.scheduler) {
+      ++schedulers;
+      EXPECT_EQ(e.input, JobInput::kElastic) << e.name;
+      EXPECT_EQ(&scheduler_policy(), &e);
+    }
+    if (!e.missing.empty()) continue;
+    PolicyOptions o;
+    o.fairness_p = e.fairness_p;
+    const auto p = make_policy(e.name, o);
+    ASSERT_NE(p, nullptr) << e.name;
+    EXPECT_EQ(p->name(), e.name);
+  }
+  EXPECT_EQ(schedulers, 1);
+  EXPECT_EQ(find_policy("fifo"), nullptr);
+  EXPECT_EQ(policy_names(nullptr), "pollux, optimus, tiresias, sia or backfill");
+  std::string generic;  // what the generic tests below and test_policy_random run
+  for (const PolicyEntry* e : testing::one_type_policies()) generic.append(e->name).append(" ");
+  EXPECT_EQ(generic, "pollux optimus tiresias backfill ");
 }
 
 TEST(MakePolicy, RejectsOptionsOutOfRange) {
@@ -92,7 +144,6 @@ TEST(MakePolicy, RejectsOptionsOutOfRange) {
     return o;
   };
   EXPECT_THROW(make_policy("pollux", bad([](PolicyOptions& o) { o.max_nodes_per_job = 0; })), std::invalid_argument);
-  EXPECT_THROW(make_policy("pollux", bad([](PolicyOptions& o) { o.restart_delay = -1; })), std::invalid_argument);
   EXPECT_THROW(make_policy("pollux", bad([](PolicyOptions& o) { o.fairness_p = NAN; })), std::invalid_argument);
   // The published range is exactly what make_policy accepts (pollux-sim checks against it).
   for (const double p : {kMinFairnessP, kMaxFairnessP})
@@ -105,9 +156,9 @@ TEST(MakePolicy, RejectsOptionsOutOfRange) {
 }
 
 TEST(Policies, RejectInconsistentInput) {
-  for (const char* name : {"pollux", "tiresias", "optimus"}) {
-    SCOPED_TRACE(name);
-    const auto p = make_policy(name, {});
+  for (const PolicyEntry* e : testing::one_type_policies()) {
+    SCOPED_TRACE(e->name);
+    const auto p = make_policy(e->name, {});
     const std::vector<JobInfo> jobs{job(1), job(2)};
     EXPECT_THROW(p->optimize(jobs, kNodes, {{}}, 0), std::invalid_argument);
     EXPECT_THROW(p->optimize(jobs, kNodes, {{{7, 1}}, {}}, 0), std::invalid_argument);
@@ -117,6 +168,9 @@ TEST(Policies, RejectInconsistentInput) {
     JobInfo nan_age = job(3);
     nan_age.age = NAN;
     EXPECT_THROW(p->optimize({nan_age}, kNodes, {{}}, 0), std::invalid_argument);
+    JobInfo negative_delay = job(4);  // D comes with the job (the job description), and is checked there
+    negative_delay.restart_delay = -1;
+    EXPECT_THROW(p->optimize({negative_delay}, kNodes, {{}}, 0), std::invalid_argument);
     // Nothing to schedule is fine.
     EXPECT_TRUE(p->optimize({}, kNodes, {}, 0).empty());
     EXPECT_EQ(p->optimize(jobs, {}, {{}, {}}, 0), (std::vector<Placement>{{}, {}}));
@@ -130,13 +184,13 @@ TEST(Policies, HandleACurrentAllocationThatNoLongerFits) {
   std::vector<JobInfo> jobs{job(1, 4), job(2, 4)};
   for (JobInfo& j : jobs) j.requested_gpus = 2;
   const std::vector<Placement> current{{{0, 2}}, {{0, 1}, {0, 1}}};
-  for (const char* name : {"pollux", "tiresias", "optimus"})
+  for (const PolicyEntry* e : testing::one_type_policies())
     for (SearchKind kind : {SearchKind::kLocal, SearchKind::kGenetic}) {
       PolicyOptions o;
       o.search = kind;
-      const auto alloc = make_policy(name, o)->optimize(jobs, nodes, current, 0);
+      const auto alloc = make_policy(e->name, o)->optimize(jobs, nodes, current, 0);
       const auto err = check_allocation(jobs, nodes, alloc, o);
-      EXPECT_FALSE(err) << name << ": " << *err;
+      EXPECT_FALSE(err) << e->name << ": " << *err;
     }
 }
 

@@ -24,14 +24,14 @@ Mix random_mix(std::mt19937_64& rng) {
   return Mix{pick(0, 1) == 1, pick(0, 2) == 0, std::vector<int>{1, 2, 4, 16}[pick(0, 3)], ps[pick(0, 5)]};
 }
 
-void expect_valid(const char* policy, const testing::Instance& in, const std::vector<Placement>& alloc,
+void expect_valid(const PolicyEntry& policy, const testing::Instance& in, const std::vector<Placement>& alloc,
                   PolicyOptions o, unsigned round) {
-  if (std::string(policy) != "pollux") {
+  if (policy.greedy_placement) {
     o.interference_avoidance = false;  // not constraints of the baselines
     o.max_nodes_per_job = 1 << 20;
   }
   const auto err = check_allocation(in.jobs, in.nodes, alloc, o);
-  EXPECT_FALSE(err) << policy << " round " << round << ": " << *err;
+  EXPECT_FALSE(err) << policy.name << " round " << round << ": " << *err;
 }
 
 TEST(PolicyRandom, EveryAllocationIsValid) {
@@ -55,16 +55,17 @@ TEST(PolicyRandom, EveryAllocationIsValid) {
     o.population = 12;  // validity does not depend on the GA's size
     o.generations = 6;
     o.seed = round;
-    for (const char* policy : {"pollux", "tiresias", "optimus"}) {
+    for (const PolicyEntry* policy : testing::one_type_policies()) {
       for (SearchKind kind : {SearchKind::kLocal, SearchKind::kGenetic}) {
-        if (kind == SearchKind::kGenetic && std::string(policy) != "pollux") continue;
+        if (kind == SearchKind::kGenetic && !policy->scheduler) continue;  // the search kinds are Pollux's
         o.search = kind;
-        const auto p = make_policy(policy, o);
+        const auto p = make_policy(policy->name, o);
         testing::Instance state = in;
         for (int step = 0; step < 2; ++step) {
           const auto alloc = p->optimize(state.jobs, state.nodes, state.current, 60.0 * step);
-          expect_valid(policy, state, alloc, o, round);
-          if (std::string(policy) == "tiresias")
+          expect_valid(*policy, state, alloc, o, round);
+          // A rigid job runs at the user's size or not at all.
+          if (policy->input == JobInput::kRigid || policy->input == JobInput::kRigidTimeLimit)
             for (std::size_t i = 0; i < alloc.size(); ++i)
               if (!alloc[i].empty()) EXPECT_EQ(placement_gpus(alloc[i]), state.jobs[i].requested_gpus);
           // Next round: the allocation becomes current, the first job
@@ -90,7 +91,7 @@ TEST(PolicyRandom, ValidOnAHeterogeneousLargeCluster) {
     o.population = 20;
     o.generations = 5;
     const auto alloc = make_policy("pollux", o)->optimize(in.jobs, in.nodes, in.current, 0);
-    expect_valid("pollux", in, alloc, o, 0);
+    expect_valid(*find_policy("pollux"), in, alloc, o, 0);
   }
 }
 

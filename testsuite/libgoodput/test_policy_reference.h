@@ -36,7 +36,7 @@ inline double reference_fitness(const std::vector<JobInfo>& jobs, const std::vec
     const int r = placement_gpus(alloc[i]), n = placement_nodes(alloc[i]);
     double x = normalised_speedup(j, nodes, jobs.size(), n, r) * double(nodes.size()) / double(total);
     if (!(alloc[i] == normalize_placement(current[i])))
-      x *= std::max(j.age - j.restarts * o.restart_delay, 0.0) / (j.age + o.restart_delay);
+      x *= std::max(j.age - j.restarts * j.restart_delay, 0.0) / (j.age + j.restart_delay);
     sum += o.fairness_p == 0 ? std::log(x + 1e-3) : std::pow(x + 1e-3, o.fairness_p);
   }
   const double mean = sum / double(jobs.size());

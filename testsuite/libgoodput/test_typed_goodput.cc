@@ -188,14 +188,14 @@ TEST(DescribeElasticJob, TheRulesSchedPolluxAndTheSimulatorShare) {
   EXPECT_GT(std::max(i.age - i.restarts * 30.0, 0.0), 0.0);
   EXPECT_DOUBLE_EQ(i.restart_delay, 30);
   // A restart cost the job has shown replaces the policy's D.
-  s.restart_cost = 120;
+  s.restart_seconds = 120;
   i = describe_elastic_job(s, 30, true);
   EXPECT_DOUBLE_EQ(i.restart_delay, 120);
   EXPECT_DOUBLE_EQ(i.age, 360);
   // ... when it is longer: the policy's D is the floor.
-  s.restart_cost = 10;
+  s.restart_seconds = 10;
   EXPECT_DOUBLE_EQ(describe_elastic_job(s, 30, false).restart_delay, 30);
-  s.restart_cost = 0;
+  s.restart_seconds = 0;
   // Never below what it holds, nor below its minimum; capped by limits.
   s.held_gpus = 12;
   EXPECT_EQ(describe_elastic_job(s, 30, false).max_replicas, 12);

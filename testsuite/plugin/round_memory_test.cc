@@ -1,5 +1,5 @@
 // The rounds' memory across slurmctld restarts (round_memory.h).
-#include "core/round_memory.h"
+#include "io/round_memory.h"
 
 #include <gtest/gtest.h>
 

@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "core/round_stats.h"
-#include "core/status_file.h"
+#include "io/round_stats.h"
+#include "io/status_file.h"
 #include "spool/spool_test_util.h"
 
 namespace pollux::sched {
@@ -214,7 +214,8 @@ TEST(StatusFile, TheStatusIsJsonWithBothSpansAndTheJobs) {
   EXPECT_NE(j.find("\"since_reset\": {\"since\": 1000,"), std::string::npos);
   EXPECT_NE(j.find("\"snapshot\": {\"count\": 1, \"last_ms\": 2.5, \"mean_ms\": 2.5, \"max_ms\": 2.5}"),
             std::string::npos);
-  EXPECT_NE(j.find("\"gpus\": {\"total\": 8, \"elastic\": 2, \"moldable\": 0, \"rigid\": 1, \"suspended\": 0, \"idle\": 5}"),
+  EXPECT_NE(j.find("\"gpus\": {\"total\": 8, \"elastic\": 2, \"moldable\": 0, \"rigid\": 1, \"suspended\": 0, \"idle\": 5, "
+                   "\"powered_down\": 0, \"booting\": 0}"),
             std::string::npos);
   EXPECT_NE(j.find("\"partition\": \"gpu \\\"a\\\\b\\\"\\u000a\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"goodput\": 0,"), std::string::npos);
@@ -243,7 +244,62 @@ TEST(RoundStats, ASuspendedJobHasItsRowAndItsGpusCountedApart) {
   const std::string m = metrics_text(stats);
   EXPECT_NE(m.find("pollux_gpus{kind=\"suspended\"} 2\n"), std::string::npos) << m;
   EXPECT_NE(m.find("phase=\"suspended\",why=\"grow\",cap=\"\"} 1\n"), std::string::npos) << m;
-  EXPECT_NE(status_json(stats, 11).find("\"suspended\": 2, \"idle\": 5}"), std::string::npos);
+  EXPECT_NE(status_json(stats, 11).find("\"suspended\": 2, \"idle\": 5, \"powered_down\": 0"), std::string::npos);
+}
+
+// Slurm's power saving: GPUs of nodes powered down or booting are said
+// apart (a part of the counts by holder: idle GPUs there are not idle
+// like the others), in the status file and the metrics.
+TEST(RoundStats, GpusOfPoweredDownAndBootingNodesAreSaid) {
+  RoundStats stats(0);
+  Snapshot snap = two_jobs(10);
+  snap.nodes[1].power = Power::kOff;
+  snap.nodes[0].power = Power::kBooting;
+  RoundResult result;
+  result.decisions = {decision(0, Action::kNone, Phase::kRunning, "start", 2),
+                      decision(1, Action::kHold, Phase::kHeld, "wait", 0)};
+  stats.add(snap, std::vector<JobInput>(2), result, record(RoundKind::kPeriodic, 1, 1));
+  const GpuUse& g = stats.gpus();
+  EXPECT_EQ(g.powered_down, 4);
+  EXPECT_EQ(g.booting, 4);
+  EXPECT_EQ(g.total, 8);
+  const std::string m = metrics_text(stats);
+  EXPECT_NE(m.find("pollux_gpus_power{state=\"powered_down\"} 4\npollux_gpus_power{state=\"booting\"} 4\n"),
+            std::string::npos) << m;
+  EXPECT_NE(status_json(stats, 11).find("\"powered_down\": 4, \"booting\": 4}"), std::string::npos);
+}
+
+// Goodput auto-scaling as the last periodic round decided: in the status
+// file and the metrics only while it is on; nodes powered down counted.
+TEST(RoundStats, GoodputAutoscalingIsSaidWhileItIsOn) {
+  RoundStats stats(0);
+  Snapshot snap = two_jobs(10);
+  RoundResult result;
+  stats.add(snap, std::vector<JobInput>(2), result, record(RoundKind::kPeriodic, 1, 1));
+  EXPECT_EQ(status_json(stats, 11).find("\"autoscale\""), std::string::npos);
+  EXPECT_EQ(metrics_text(stats).find("pollux_autoscale_utility"), std::string::npos);
+  result.autoscale.active = true;
+  result.autoscale.target = 1;
+  result.autoscale.paid = 2;
+  result.autoscale.utility = 0.25;
+  result.autoscale.why = "utility 0.25 below 0.35: 1 node worth running of 2 on";
+  RoundRecord r = record(RoundKind::kPeriodic, 1, 1);
+  r.nodes_powered_down = 1;
+  stats.add(snap, std::vector<JobInput>(2), result, r);
+  EXPECT_EQ(stats.since_start().nodes_powered_down, 1);
+  const std::string j = status_json(stats, 12);
+  EXPECT_NE(j.find("\"autoscale\": {\"target\": 1, \"on\": 2, \"utility\": 0.25, \"why\": \"utility 0.25 below 0.35: 1 node "
+                   "worth running of 2 on\"}"),
+            std::string::npos) << j;
+  EXPECT_NE(j.find("\"nodes_powered_down\": 1}"), std::string::npos) << j;
+  const std::string m = metrics_text(stats);
+  EXPECT_NE(m.find("pollux_nodes_powered_down_total 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("pollux_autoscale_nodes{state=\"target\"} 1\npollux_autoscale_nodes{state=\"on\"} 2\n"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("pollux_autoscale_utility 0.25\n"), std::string::npos) << m;
+  // Turned off: no longer said.
+  stats.add(snap, std::vector<JobInput>(2), RoundResult{}, record(RoundKind::kPeriodic, 1, 1));
+  EXPECT_EQ(status_json(stats, 13).find("\"autoscale\""), std::string::npos);
 }
 
 // The spool's space as the last round saw it: in the status file and the
@@ -329,7 +385,7 @@ TEST(StatusFile, TypesAreWrittenOnlyOnAClusterOfTwoOrMore) {
             std::string::npos);
   const std::string j = status_json(typed_stats(), 1011);
   EXPECT_NE(j.find(", \"gpus_by_type\": {\"a100\": {\"total\": 4, \"elastic\": 2, \"moldable\": 0, \"rigid\": 0, "
-                   "\"suspended\": 0, \"idle\": 2}, \"h100\": {"),
+                   "\"suspended\": 0, \"idle\": 2, \"powered_down\": 0, \"booting\": 0}, \"h100\": {"),
             std::string::npos)
       << j;
   EXPECT_NE(j.find("\"restarts\": 2, \"gpu_type\": \"a100\"}"), std::string::npos);

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/spool_setup.h"
+#include "io/spool_setup.h"
 
 namespace pollux::sched {
 namespace {

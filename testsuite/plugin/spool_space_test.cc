@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "core/spool_space.h"
+#include "io/spool_space.h"
 #include "pollux/hint.h"
 
 namespace pollux::sched {

@@ -1,12 +1,12 @@
 // The learnt GPU type speeds across slurmctld restarts
-// (core/type_speeds_file.h, TypeSpeedLearner::learnt() and restore()).
-#include "core/type_speeds_file.h"
+// (plugin/io/type_speeds_file.h, TypeSpeedLearner::learnt() and restore()).
+#include "io/type_speeds_file.h"
 
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
 
-#include "core/job_model.h"
+#include "sched/job_model.h"
 #include "spool/spool_test_util.h"
 
 namespace pollux::sched {

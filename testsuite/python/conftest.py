@@ -2,10 +2,12 @@
 import json
 import os
 import socket
-import subprocess
-import sys
+import shutil
+import tempfile
 
 import pytest
+
+from forkserver import ForkServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -26,6 +28,31 @@ def clean_env(**extra):
     return env
 
 
+# The processes the tests start, forked from one that imported torch
+# (forkserver.py), or optuna for pollux.optuna's driver and trial scripts.
+_forks = ForkServer(clean_env())
+_optuna_forks = ForkServer(clean_env(), preload="optuna")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fork_server():
+    yield
+    _forks.close()
+    _optuna_forks.close()
+
+
+def run_python(argv, env, cwd=HERE, timeout=120, preload="torch", stderr_apart=True):
+    """As subprocess.run([python, *argv], env=env, cwd=cwd, capture_output=True,
+    text=True, timeout=timeout) (stderr in stdout unless stderr_apart), the
+    process forked (forkserver.py) from one that imported `preload`."""
+    tmp = tempfile.mkdtemp(prefix="pollux-py-")
+    try:
+        server = _forks if preload == "torch" else _optuna_forks
+        return server.run_many([(argv, env, cwd)], tmp, timeout, stderr_apart)[0]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 @pytest.fixture
 def run_ranks(tmp_path):
     """run_ranks(n, scenario, *args, env=...) -> list of each rank's JSON."""
@@ -37,22 +64,11 @@ def run_ranks(tmp_path):
         port = str(free_port())
         base = clean_env(**{"POLLUX_CHECKPOINT_DIR": str(tmp_path / "ckpt"), "MASTER_ADDR": "127.0.0.1",
                             "MASTER_PORT": port, "WORLD_SIZE": str(n), **(env or {})})
-        procs = []
-        for r in range(n):
-            e = dict(base, RANK=str(r), LOCAL_RANK=str(r))
-            procs.append(subprocess.Popen([sys.executable, os.path.join(HERE, "worker.py"), scenario, out,
-                                           *map(str, args)], env=e, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True))
-        logs = []
-        for p in procs:
-            try:
-                logs.append(p.communicate(timeout=timeout)[0])
-            except subprocess.TimeoutExpired:
-                for q in procs:
-                    q.kill()
-                raise
-        for r, (p, log) in enumerate(zip(procs, logs)):
-            assert p.returncode == 0, f"rank {r} of {scenario} exited {p.returncode}:\n{log}"
+        argv = [os.path.join(HERE, "worker.py"), scenario, out, *map(str, args)]
+        ranks = _forks.run_many([(argv, dict(base, RANK=str(r), LOCAL_RANK=str(r)), os.getcwd()) for r in range(n)],
+                                str(tmp_path / f"logs{counter[0]}"), timeout, stderr_apart=False)
+        for r, p in enumerate(ranks):
+            assert p.returncode == 0, f"rank {r} of {scenario} exited {p.returncode}:\n{p.stdout}"
         return [json.load(open(f"{out}.{r}")) for r in range(n) if os.path.exists(f"{out}.{r}")]
 
     return run

@@ -5,18 +5,14 @@ statistics; the statistics do not move with the loss scale."""
 import json
 import math
 import os
-import subprocess
-import sys
-
-from conftest import HERE, clean_env
+from conftest import HERE, clean_env, run_python
 
 
 def run(tmp_path, scenario, *args, **env):
     out = str(tmp_path / scenario)
     e = clean_env(POLLUX_CHECKPOINT_DIR=str(tmp_path / f"ckpt-{scenario}-{'-'.join(map(str, args))}"),
                   POLLUX_ADAPT="0", **env)
-    p = subprocess.run([sys.executable, os.path.join(HERE, "steps_worker.py"), scenario, out, *map(str, args)],
-                       env=e, capture_output=True, text=True, timeout=240)
+    p = run_python([os.path.join(HERE, "steps_worker.py"), scenario, out, *map(str, args)], e, os.getcwd(), 240)
     assert p.returncode == 0, p.stdout + p.stderr
     return json.load(open(f"{out}.0"))
 

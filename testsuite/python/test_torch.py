@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import HERE, clean_env
+from conftest import clean_env, run_python
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
@@ -135,8 +135,7 @@ def test_checkpoint_round_trips_every_registered_object(run_ranks):
 
 
 def python(code, **env):
-    return subprocess.run([sys.executable, "-c", code], env=clean_env(**env), capture_output=True, text=True,
-                          timeout=120, cwd=HERE)
+    return run_python(["-c", code], clean_env(**env))
 
 
 def test_the_gpu_norms_agree_with_the_chunked_cpu_ones():
@@ -214,9 +213,8 @@ def test_the_hooks_gpu_norms_path_gives_the_cpu_paths_statistics():
     # chunk plans, the pair from differences' norms).
     stats = {}
     for path in ("cpu", "device"):
-        r = subprocess.run([sys.executable, "-c", ONE_REPLICA, path], capture_output=True, text=True, timeout=120,
-                           cwd=HERE, env=clean_env(POLLUX_ADAPT="0", POLLUX_VERBOSE="0",
-                                                   POLLUX_CHECKPOINT_DIR=f"/tmp/pollux-paths-{os.getpid()}-{path}"))
+        r = run_python(["-c", ONE_REPLICA, path], clean_env(POLLUX_ADAPT="0", POLLUX_VERBOSE="0",
+                                                            POLLUX_CHECKPOINT_DIR=f"/tmp/pollux-paths-{os.getpid()}-{path}"))
         assert r.returncode == 0, r.stdout + r.stderr
         stats[path] = [float(v) for v in r.stdout.split("STATS", 1)[1].split()]
     assert stats["cpu"][1] > 0, stats
@@ -300,9 +298,28 @@ def test_a_wrong_gradient_dtype_is_a_clear_error():
     ("pt.init_process_group(); l = pt.ElasticDataLoader(list(range(10)), batch_size=2)\n"
      "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1)\n"
      "pt.ProgressScheduler(torch.optim.lr_scheduler.StepLR(o, 1), per='batch')", "per='batch': one of epoch, step"),
+    # Another parallelism (issue 33): refused at wrap time, naming it. DDP
+    # is a real one; FSDP and DeepSpeed by a class of that name (Debian
+    # 12's torch cannot import FSDP; DeepSpeed is not packaged).
+    ("pt.init_process_group(); l = pt.ElasticDataLoader(list(range(10)), batch_size=2)\n"
+     "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1)\n"
+     "pt.ElasticDataParallel(torch.nn.parallel.DistributedDataParallel(m), o)",
+     "the model is wrapped with DistributedDataParallel (give the plain model"),
+    ("pt.init_process_group(); l = pt.ElasticDataLoader(list(range(10)), batch_size=2)\n"
+     "class FullyShardedDataParallel(torch.nn.Module):\n"
+     "    def __init__(self, m): super().__init__(); self.m = m\n"
+     "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1)\n"
+     "pt.ElasticDataParallel(torch.nn.Sequential(FullyShardedDataParallel(m)), o)",
+     "the model is wrapped with FSDP (FullyShardedDataParallel); pollux.torch supports data parallelism only"),
+    ("pt.init_process_group(); l = pt.ElasticDataLoader(list(range(10)), batch_size=2)\n"
+     "class DeepSpeedEngine(torch.nn.Module):\n"
+     "    def __init__(self, m): super().__init__(); self.m = m\n"
+     "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1)\n"
+     "pt.ElasticDataParallel(DeepSpeedEngine(m), o)", "the model is wrapped with DeepSpeed"),
 ], ids=["api-before-init", "agent-before-init", "agent-too-early", "iterating-without-model", "step-outside-a-step",
         "step-before-backward", "register-bad-object", "workers-over-an-iterable-dataset",
-        "persistent-workers-without-workers", "negative-workers", "a-sampler", "progress-scheduler-unit"])
+        "persistent-workers-without-workers", "negative-workers", "a-sampler", "progress-scheduler-unit",
+        "ddp-wrapped", "fsdp-wrapped", "deepspeed-wrapped"])
 def test_bad_use_gets_a_clear_exception(code, message):
     r = python("import torch, pollux.torch as pt\n"
                "try:\n" + "".join("    " + line + "\n" for line in code.split("\n")) +

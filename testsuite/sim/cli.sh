@@ -121,9 +121,64 @@ sed -i '5s/.*/2,64,fast,0.01/' "$tmp/traces/cifar10/placements.csv"
 expect 2 "cifar10/placements.csv:5: column step_time: 'fast' is not a finite number" \
   "$sim" --policy pollux --traces "$tmp/traces" "$tmp/good.csv"
 
-# A Tiresias job larger than the cluster can never run.
+# A Tiresias or backfill job larger than the cluster can never run.
 printf '%s\na,0,cifar10,8,1024\n' "$head" >"$tmp/too-big.csv"
-expect 2 "too-big.csv:2: job a asks for 8 GPUs; the cluster has 4" \
-  "$sim" --policy tiresias --traces "$traces" --nodes 1 "$tmp/too-big.csv"
+for p in tiresias backfill; do
+  expect 2 "too-big.csv:2: job a asks for 8 GPUs; the cluster has 4" \
+    "$sim" --policy $p --traces "$traces" --nodes 1 "$tmp/too-big.csv"
+done
+# Backfill's time limits are at least the runtime alone.
+expect 2 "--time-limit-factor: value 0.5 not in [1, 1000]" \
+  "$sim" --policy backfill --time-limit-factor 0.5 "$tmp/good.csv"
 
+# Auto-scaling's options (--autoscale): a mode of the list, ranges, a band,
+# and goodput only under a policy told the jobs' speedups.
+expect 2 "--autoscale: elastic not in" "$sim" --policy pollux --autoscale elastic "$tmp/good.csv"
+expect 2 "--boot-delay: value -5 not in [0, 86400]" "$sim" --policy pollux --autoscale queue --boot-delay -5 "$tmp/good.csv"
+expect 2 "--min-utility must be below --max-utility" \
+  "$sim" --policy pollux --autoscale goodput --min-utility 0.7 --max-utility 0.6 "$tmp/good.csv"
+expect 2 "--autoscale goodput needs the jobs' speedups: only with --policy pollux" \
+  "$sim" --policy tiresias --autoscale goodput "$tmp/good.csv"
+# A search (--study APP:N[:K]): the application, N and K named when wrong.
+expect 2 "--study resnet9000:8: unknown application 'resnet9000'" \
+  "$sim" --policy pollux --traces "$traces" --study resnet9000:8
+expect 2 "--study cifar10:0: N (trials) '0' is not an integer in [1, 999999]" \
+  "$sim" --policy pollux --traces "$traces" --study cifar10:0
+expect 2 "--study cifar10:-3: N (trials) '-3' is not an integer" \
+  "$sim" --policy pollux --traces "$traces" --study cifar10:-3
+expect 2 "--study cifar10: expected APP:N[:K]" "$sim" --policy pollux --traces "$traces" --study cifar10
+expect 2 "--study :8: no application before ':'" "$sim" --policy pollux --traces "$traces" --study :8
+expect 2 "--study cifar10:8:9: K (trials in flight) 9 is more than N (trials) 8" \
+  "$sim" --policy pollux --traces "$traces" --study cifar10:8:9
+expect 2 "--study cifar10:8:x: K (trials in flight) 'x' is not an integer" \
+  "$sim" --policy pollux --traces "$traces" --study cifar10:8:x
+expect 2 "--study runs a search instead of workloads" \
+  "$sim" --policy pollux --traces "$traces" --study cifar10:8 "$tmp/good.csv"
+expect 2 "--reduction-factor: Value 1 not in range 2 to 100" \
+  "$sim" --policy pollux --traces "$traces" --study cifar10:8 --reduction-factor 1
+expect 2 "--study-gpus is an option of --study" "$sim" --policy backfill --study-gpus 2 "$tmp/good.csv"
+expect 2 "no workload given" "$sim" --policy pollux --traces "$traces"
+# A site's history (--sacct): a bad row names the file and line; a job of no
+# known application only under the fixed-size policies; --time-scale only with it.
+sh='JobID|JobName|Comment|Submit|Start|End|State|Timelimit|NNodes|ReqTRES|AllocTRES'
+t='2026-11-29T18:00:00'
+printf '%s\n1|a||%s|%s|%s|COMPLETED|10:00|1|gres/gpu=2|gres/gpu=2\n2|b||%s|%s|%s|COMPLETED|10:00|0|gres/gpu=2|gres/gpu=2\n' \
+  "$sh" $t $t $t $t $t $t >"$tmp/zero-nodes.sacct"
+expect 2 "zero-nodes.sacct:3: impossible size: NNodes '0'" "$sim" --policy backfill --sacct "$tmp/zero-nodes.sacct"
+head -n 2 "$tmp/zero-nodes.sacct" >"$tmp/recorded.sacct"
+expect 2 "recorded.sacct:2: job 1 has no known application" "$sim" --policy pollux --sacct "$tmp/recorded.sacct"
+expect 2 "--time-scale is an option of --sacct" "$sim" --policy backfill --time-scale 10 "$tmp/good.csv"
+# The policy list is libgoodput's table: --list-policies has one line for
+# each --policy choice --help shows, with its five fields (the last, what
+# the policy does, not empty).
+"$sim" --list-policies >"$tmp/list" && "$sim" --help >"$tmp/help"
+choices=$(sed -n 's/.*--policy TEXT:{\([^}]*\)}.*/\1/p' "$tmp/help")
+if [ -z "$choices" ] || [ "$(cut -f1 "$tmp/list" | paste -sd, -)" != "$choices" ] ||
+  awk -F '\t' 'NF != 5 || $5 == "" { bad = 1 } END { exit !bad }' "$tmp/list"; then
+  echo "FAIL: --list-policies does not list --policy's choices {$choices}, 5 fields each:"
+  cat "$tmp/list"
+  fail=1
+else
+  echo "ok: --list-policies: $choices, 5 fields each"
+fi
 exit $fail

@@ -14,6 +14,12 @@ trap 'rm -rf "$tmp"' EXIT
 head -n 21 "$traces/workloads/workload-3.csv" >"$tmp/w3.csv"
 "$sim" --policy tiresias --plot "$tmp/plots" "$tmp/w3.csv" >/dev/null
 "$sim" --policy pollux --plot "$tmp/plots" "$tmp/w3.csv" >/dev/null
+# An auto-scaled run keeps its own files (named with its mode) and joins the CDF.
+"$sim" --policy pollux --autoscale goodput --plot "$tmp/plots" "$tmp/w3.csv" >/dev/null
+for f in pollux-goodput-w3-gpus.png pollux-goodput-w3.scale; do
+  test -s "$tmp/plots/$f" || { echo "FAIL: $f missing or empty"; ls -l "$tmp/plots"; exit 1; }
+done
+grep -q pollux-goodput "$tmp/plots/w3-jct-cdf.svg"
 for f in w3-jct-cdf.svg tiresias-w3-gpus.png pollux-w3-gpus.png pollux-w3.jct pollux-w3.gpus pollux-w3.usage; do
   test -s "$tmp/plots/$f" || { echo "FAIL: $f missing or empty"; ls -l "$tmp/plots"; exit 1; }
 done

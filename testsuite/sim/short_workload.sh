@@ -1,6 +1,7 @@
 #!/bin/sh
-# The first 30 jobs of workload-1 run to completion under POLICY, on the
-# default traces (the source tree's copy when run from the build tree).
+# The first 30 jobs of workload-1 run to completion under POLICY (backfill:
+# none restarted, each with a time limit), on the default traces (the
+# source tree's copy when run from the build tree).
 #   short_workload.sh POLLUX_SIM TRACES_ROOT POLICY
 set -eu
 sim=$1
@@ -26,5 +27,9 @@ assert w["p99_jct"] <= max(jcts.values()) and w["makespan"] > 0
 assert set(w["restarts"]) == set(jcts) and set(w["applications"]) == set(jcts)
 assert abs(w["restarts_per_job"] - sum(w["restarts"].values()) / 30) < 1e-9 + 1e-9 * w["restarts_per_job"]
 assert all(a == n.rsplit("-", 1)[0] for n, a in w["applications"].items()), w["applications"]
+if sys.argv[2] == "backfill":  # rigid: never restarted; Slurm-like limits in whole minutes
+    assert not any(w["restarts"].values()), w["restarts"]
+    limits = w["time_limits"]
+    assert set(limits) == set(jcts) and all(v >= 900 and v % 60 == 0 for v in limits.values()), limits
 print("all 30 jobs completed under", sys.argv[2], "- average JCT", round(w["avg_jct"], 1), "s")
 PY

@@ -7,9 +7,11 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "application.h"
+#include "input_error.h"
 
 namespace pollux::sim::test {
 
@@ -49,6 +51,16 @@ inline std::string write_file(const std::string& name, const std::string& text) 
   const std::string path = scratch_dir() + "/" + name;
   std::ofstream(path) << text;
   return path;
+}
+
+/// What `f` throws as an InputError (the message users see), or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 /// The first numeric field of row `row` (0-based, after the header) of a CSV file.

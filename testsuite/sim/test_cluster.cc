@@ -122,6 +122,64 @@ TEST(ClusterSim, ArrivalsRoundsStartJobsBetweenFullRounds) {
   EXPECT_THROW(simulate(small_workload(), catalog(), o), std::runtime_error);
 }
 
+// Job A (submitted at 0) gets 1 GPU at t=60, 2 at t=120, none at t=180;
+// then, in the first round where it may take 3 or more (an arrivals round,
+// or with `periodic` a periodic one), a placement over two nodes, 2 GPUs
+// and 1: not a size Slurm can grant (GPUs per node are uniform). Every
+// other answer keeps what a job holds.
+class NonUniformAnswer : public Policy {
+ public:
+  explicit NonUniformAnswer(bool in_periodic) : Policy(PolicyOptions{}), in_periodic(in_periodic) {}
+  std::string_view name() const noexcept override { return "non-uniform-test"; }
+  std::vector<Placement> optimize(const std::vector<JobInfo>& jobs, const std::vector<NodeInfo>&,
+                                  const std::vector<Placement>& current, double now) override {
+    std::vector<Placement> out = current;
+    const bool periodic = static_cast<long long>(now) % 60 == 0;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      if (jobs[i].submit_time != 0) continue;  // job A only
+      if (periodic && now == 60) out[i] = {NodeShare{0, 1}};
+      if (periodic && now == 120) out[i] = {NodeShare{0, 2}};
+      if (periodic && now == 180) out[i].clear();
+      if (periodic == in_periodic && now > 180 && current[i].empty() && jobs[i].max_replicas >= 3) {
+        out[i] = {NodeShare{0, 2}, NodeShare{1, 1}};
+        ++non_uniform;
+      }
+    }
+    return out;
+  }
+  const bool in_periodic;
+  int non_uniform = 0;
+};
+
+TEST(ClusterSim, WithArrivalsRoundsEveryRoundIsSchedPolluxsRound) {
+  // With --arrivals-tick both kinds of round are sched::plan_round
+  // (contrib/sim/sched_round.h): its validation refuses a size Slurm cannot
+  // grant, as it does in the plugin
+  // (sched-test.Round.AnAnswerOutsideAJobsRangeIsNotUsed), and a policy
+  // that breaks its contract stops the simulation. A simulator with rounds
+  // of its own would run job A on 2 + 1 GPUs.
+  const std::string p = test::write_file("arrivals.csv",
+                                         "name,time,application,num_replicas,batch_size\n"
+                                         "a,0,cifar10,1,128\nb,190,cifar10,1,128\n");
+  for (const bool periodic : {false, true}) {
+    SimOptions o;
+    o.policy = "pollux";
+    o.nodes = 2;
+    o.arrivals_tick = 10;
+    NonUniformAnswer policy(periodic);
+    try {
+      simulate(read_workload(p, catalog()), catalog(), o, policy);
+      ADD_FAILURE() << "the simulation used a placement plan_round refuses";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("outside its range"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(periodic ? "in a round at t=240 s" : "in an arrivals round at t=190 s"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(policy.non_uniform, 1);
+  }
+}
+
 TEST(ClusterSim, MinNodesBoundsEveryPolluxAllocation) {
   // Every job on at least 2 of the 2 nodes (a partition's MinNodes): each
   // round's allocation passes check_allocation (the simulator throws

@@ -11,16 +11,8 @@ namespace pollux::sim {
 namespace {
 
 using test::catalog;
+using test::error_of;
 using test::write_file;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(CsvTable, ReadsRowsWithLineNumbers) {
   const std::string p = write_file("ok.csv", "a,b\n1,2\n\n3.5,x\n");

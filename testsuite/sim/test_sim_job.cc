@@ -126,17 +126,15 @@ TEST(SimJob, PolluxIsToldTheStallOfTheJobsLastRestart) {
   SimJob job("b", 0, cache, 384);
   const WorkloadJob w{"b", 0, "bert", 4, 384};
   EXPECT_EQ(job.restart_cost(), 0);
-  EXPECT_EQ(pollux_job_info(job, w, 1, 100, 0, 30, false, 0).restart_delay, 30);
+  EXPECT_EQ(pollux_job_info(job, w, 1, 100, 0, 30, 0).restart_delay, 30);
   job.reallocate({4}, 200);
   job.step(300, 0.0);
   EXPECT_EQ(job.restart_cost(), 200);
-  EXPECT_EQ(pollux_job_info(job, w, 1, 300, 4, 30, false, 0).restart_delay, 200);
+  EXPECT_EQ(pollux_job_info(job, w, 1, 300, 4, 30, 0).restart_delay, 200);
   job.reallocate({}, 30);  // preempted: no stall seen, the last one stands
-  const JobInfo waiting = pollux_job_info(job, w, 1, 400, 0, 30, true, 0);
-  EXPECT_EQ(waiting.restart_delay, 200);
-  EXPECT_GE(waiting.age, 200 * (waiting.restarts + 1)) << "the arrivals round's age rule uses the job's own D";
+  EXPECT_EQ(pollux_job_info(job, w, 1, 400, 0, 30, 0).restart_delay, 200);
   job.reallocate({2}, 20);  // faster than the default: the default is the floor (job_restart_delay)
-  EXPECT_EQ(pollux_job_info(job, w, 1, 500, 2, 30, false, 0).restart_delay, 30);
+  EXPECT_EQ(pollux_job_info(job, w, 1, 500, 2, 30, 0).restart_delay, 30);
 }
 
 // sched/pollux's rule (describe_elastic_job's run_start): a restart's
@@ -148,18 +146,18 @@ TEST(SimJob, PolluxWeighsARestartOnTheRunItBegan) {
   const WorkloadJob w{"i", 0, "imagenet", 4, 0};
   job.reallocate({4}, 30);
   job.step(3000, 0.0);
-  const JobInfo first = pollux_job_info(job, w, 1, 3000, 4, 30, false, 0);
+  const JobInfo first = pollux_job_info(job, w, 1, 3000, 4, 30, 0);
   EXPECT_EQ(first.age, 3000) << "no restart yet: the whole life";
   EXPECT_EQ(first.restarts, 0);
   job.reallocate({4, 4}, 30);
   EXPECT_EQ(job.run_start(), 3000);
   job.step(40, 0.0);
   ASSERT_FALSE(job.complete());
-  const JobInfo after = pollux_job_info(job, w, 1, 3040, 8, 30, false, 0);
+  const JobInfo after = pollux_job_info(job, w, 1, 3040, 8, 30, 0);
   EXPECT_EQ(after.age, 40) << "the run the restart began, 40 s ago";
   EXPECT_EQ(after.restarts, 1);
   EXPECT_LT(restart_factor(after.age, after.restarts, 30), 0.2);
-  const JobInfo sia = pollux_job_info(job, w, 1, 3040, 8, 30, false, 0, nullptr, false);
+  const JobInfo sia = pollux_job_info(job, w, 1, 3040, 8, 30, 0, nullptr, false);
   EXPECT_EQ(sia.age, 3040) << "the Sia-like policy weighs the whole life, as Sia";
   job.reallocate({}, 30);  // preempted: nothing runs, so nothing of a run
   EXPECT_EQ(job.run_start(), 0);

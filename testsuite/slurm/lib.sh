@@ -63,15 +63,36 @@ cleanup() {
   exit "$rc"
 }
 
-# wait_until SECONDS WHAT COMMAND...: polls COMMAND every half second.
+# wait_until SECONDS WHAT COMMAND...: polls COMMAND every second. Within
+# one check, each job is read from slurmctld once (show_job): a check such
+# as runs_as_decided compares one state of the job, not five, and polling
+# costs a fifth of the CPU it did (scontrol is ~20 ms of CPU a call, and
+# several clusters share CI's two cores).
+POLL_SNAPSHOT=
 wait_until() {
   local limit=$1 what=$2 end
   shift 2
   end=$((SECONDS + limit))
+  POLL_SNAPSHOT=${CLUSTER_DIR:-/tmp}/poll-snapshot.$$
+  mkdir -p "$POLL_SNAPSHOT"
   until "$@"; do
-    ((SECONDS < end)) || fail "timed out after ${limit}s waiting for: $what"
-    sleep 0.5
+    rm -f "$POLL_SNAPSHOT"/*
+    ((SECONDS < end)) || { POLL_SNAPSHOT=; fail "timed out after ${limit}s waiting for: $what"; }
+    sleep 1
   done
+  rm -rf "$POLL_SNAPSHOT"
+  POLL_SNAPSHOT=
+}
+
+# show_job ID: `scontrol show job -d ID`; inside a wait_until check, read
+# once per check and job (POLL_SNAPSHOT), elsewhere afresh each call.
+show_job() {
+  [[ -n $POLL_SNAPSHOT ]] || { scontrol show job -d "$1"; return; }
+  # (The temporary name is made here: a redirection of an external
+  # command is expanded in the forked child, whose BASHPID differs.)
+  local f=$POLL_SNAPSHOT/$1 tmp=$POLL_SNAPSHOT/$1.$BASHPID
+  [[ -f $f ]] || { scontrol show job -d "$1" > "$tmp" && mv "$tmp" "$f"; } || { rm -f "$tmp"; return 1; }
+  printf '%s\n' "$(< "$f")"
 }
 
 # submit_elastic NAME [sbatch options...]: the test job, output in jobs/NAME.out
@@ -83,33 +104,62 @@ submit_elastic() {
     "$@" "$here/elastic-job.sh"
 }
 
-job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | sed -n 1p; }
+# The readers below match with bash itself, not tr/sed pipelines: polls
+# call them several times a second per cluster, and every process started
+# costs CI's two cores (26303 sed runs in one whole run: doc/testing.md).
+# word_value KEY TEXT: VALUE of TEXT's first blank-separated word KEY=VALUE.
+word_value() {
+  local re="(^|[[:space:]])$1=([^[:space:]]*)"
+  [[ $2 =~ $re ]] && printf '%s\n' "${BASH_REMATCH[2]}"
+  return 0
+}
+job_field() { word_value "$2" "$(show_job "$1")"; }
 job_state() { job_field "$1" JobState; }
 restarts() { job_field "$1" Restarts; }
-system_comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
-comment_key() { system_comment "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | sed -n 1p; }
+system_comment() {
+  local text nl=$'\n' re v
+  text=$(show_job "$1") || return 0
+  re="(^|$nl) *SystemComment=([^$nl]*)"
+  [[ $text =~ $re ]] || return 0
+  v=${BASH_REMATCH[2]}
+  printf '%s\n' "${v%"${v##*[! ]}"}"  # without trailing blanks
+}
+comment_key() { word_value "$2" "$(system_comment "$1")"; }
 phase() { comment_key "$1" state; }
 
 # What Slurm granted: "node:gpus" per node, sorted (scontrol show job -d;
 # typed GPUs too).
 granted() {
-  local line nodes gpus n
-  scontrol show job -d "$1" | grep -E '^ +Nodes=.* GRES=' | while read -r line; do
-    nodes=$(sed 's/.*Nodes=\([^ ]*\).*/\1/' <<< "$line")
-    gpus=$(sed -n 's/.*GRES=gpu:\([^:(]*:\)\{0,1\}\([0-9][0-9]*\).*/\2/p' <<< "$line")  # gpu:G or gpu:TYPE:G
-    for n in $(scontrol show hostnames "$nodes"); do echo "$n:${gpus:-0}"; done
-  done | sort | tr '\n' ' ' | sed 's/ $//'
+  local line nodes gpus n out=()
+  local re_line='^ +Nodes=([^ ]*) .*GRES=' re_gpus='GRES=gpu:([^:(]*:)?([0-9]+)'  # gpu:G or gpu:TYPE:G
+  while IFS= read -r line; do
+    [[ $line =~ $re_line ]] || continue
+    nodes=${BASH_REMATCH[1]} gpus=0
+    [[ $line =~ $re_gpus ]] && gpus=${BASH_REMATCH[2]}
+    [[ $nodes == *[[]* ]] && nodes=$(scontrol show hostnames "$nodes")  # a range: n[1-3]
+    for n in ${nodes//,/ }; do out+=("$n:$gpus"); done
+  done <<< "$(show_job "$1")"
+  sorted_words "${out[@]}"
+}
+
+# sorted_words WORD...: the words sorted, on one line, blank-separated.
+sorted_words() {
+  (($# > 0)) || return 0
+  local sorted
+  sorted=$(printf '%s\n' "$@" | sort)
+  printf '%s\n' "${sorted//$'\n'/ }"
 }
 
 # What sched/pollux decided (SystemComment alloc=NxG@a,b), same format.
 decided() {
-  local alloc g n
+  local alloc g n out=()
   alloc=$(comment_key "$1" alloc)
   [[ $alloc == 0 || -z $alloc ]] && return
   g=${alloc%%@*}
   g=${g#*x}
-  for n in ${alloc#*@}; do :; done
-  tr ',' '\n' <<< "${alloc#*@}" | sed "s/\$/:$g/" | sort | tr '\n' ' ' | sed 's/ $//'
+  n=${alloc#*@}
+  for n in ${n//,/ }; do out+=("$n:$g"); done
+  sorted_words "${out[@]}"
 }
 
 gpus_of() { local g=0 x; for x in $(granted "$1"); do g=$((g + ${x#*:})); done; echo "$g"; }

@@ -24,11 +24,25 @@ TEST(ResizeDecision, WrittenAtomicallyAndParsedBack) {
   ASSERT_TRUE(parse_resize_decision(text.data(), text.size(), &d));
   EXPECT_EQ(d.restart_count, 3);
   EXPECT_EQ(d.time_ms, 1795680333123);
+  EXPECT_FALSE(d.cancel);
+}
+
+TEST(ResizeDecision, ACancelIsWrittenAndParsedBackAsOne) {
+  TempDir dir;
+  ASSERT_EQ(write_resize_decision(dir.path(), 4242, ResizeDecision{3, 1795680333999, true}), "");
+  const std::string text = slurp(dir / "4242.resize");
+  EXPECT_EQ(text, "cancel 3 1795680333999\n");
+  ResizeDecision d;
+  ASSERT_TRUE(parse_resize_decision(text.data(), text.size(), &d));
+  EXPECT_EQ(d.restart_count, 3);
+  EXPECT_EQ(d.time_ms, 1795680333999);
+  EXPECT_TRUE(d.cancel);
 }
 
 TEST(ResizeDecision, AnythingMalformedIsNotADecision) {
   for (const std::string bad : {"", "resize", "resize 3", "resize x 1", "resize 3 1x\n", "Resize 3 1\n",
-                                "resize -3 1\n", "resize 70000 1\n", "resize 3 99999999999999999999\n"}) {
+                                "resize -3 1\n", "resize 70000 1\n", "resize 3 99999999999999999999\n", "cancel 3", "cancel x 1\n",
+                                "Cancel 3 1\n", "cancelled 3 1\n"}) {
     ResizeDecision d;
     EXPECT_FALSE(parse_resize_decision(bad.data(), bad.size(), &d)) << bad;
   }

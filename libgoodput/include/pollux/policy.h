@@ -1,7 +1,10 @@
 // Cluster scheduling policies: given the jobs (with speedup functions,
 // ages, restarts, limits), the nodes (GPU counts) and the current
-// allocation, return a new allocation. Pollux (section 4.2), and the two
-// baselines the paper compares against: Tiresias and Optimus+Oracle.
+// allocation, return a new allocation. Pollux (section 4.2), the two
+// baselines the paper compares against (Tiresias and Optimus+Oracle), a
+// Sia-like policy, and what a Slurm site runs today: Slurm's sched/backfill
+// (rigid jobs in submit order, later ones started where by the time limits
+// they delay none); pollux/policies.h lists them.
 #ifndef POLLUX_POLICY_H
 #define POLLUX_POLICY_H
 
@@ -63,17 +66,29 @@ struct JobInfo {
   double submit_time = 0;        ///< seconds; ties in FIFO order are broken by id
   double age = 0;                ///< seconds since submission
   int restarts = 0;              ///< re-allocations so far
-  /// D for this job: seconds a re-allocation costs it (its own measured
-  /// checkpoint-restart time); 0: PolicyOptions::restart_delay.
-  double restart_delay = 0;
+  /// D for this job: seconds a re-allocation costs it. A front end's job
+  /// description decides it (pollux/job_description.h: the larger of the
+  /// job's measured restart cost and the scheduler's restart penalty); the
+  /// paper's 30 s until then. The policies read it as it is.
+  double restart_delay = 30.0;
+  /// In the middle of a checkpoint-restore (its last re-allocation's
+  /// restart is not over): the Sia-like policy keeps its configuration
+  /// (Sia's simulator's preserve_ckpt_allocs); the others ignore it.
+  bool restarting = false;
   int min_replicas = 0;          ///< fewer GPUs than this is useless: give 0
   int max_replicas = 1;          ///< never more GPUs than this
   double attained_service = 0;   ///< GPU-seconds received so far
-  int requested_gpus = 1;        ///< the user-given size (Tiresias runs jobs at it)
+  int requested_gpus = 1;        ///< the user-given size (Tiresias and backfill run jobs at it)
   /// Optimus+Oracle only: seconds per iteration at the user's batch size
   /// with R replicas, and the exact number of iterations left.
   std::function<double(int replicas)> iteration_time;
   double remaining_iterations = 0;
+  /// Backfill only: the job's time limit in seconds (0: none, Slurm's
+  /// INFINITE, taken as a year), and for a job that holds GPUs the seconds
+  /// since it started them; Slurm's backfill expects a running job to end
+  /// at start + time limit.
+  double time_limit = 0;
+  double run_time = 0;
   /// Where the job may run (a scheduler's partitions, excluded nodes...):
   /// allowed_nodes[n] for node n; empty = every node. Pollux never places
   /// the job elsewhere (a current placement elsewhere is not kept); the
@@ -101,8 +116,6 @@ inline constexpr double kMaxFairnessP = 50.0;
 /// Every tunable of the policies, with the paper's defaults.
 struct PolicyOptions {
   double fairness_p = -1.0;            ///< power-mean exponent, in [kMinFairnessP, kMaxFairnessP]; more negative = fairer
-  double restart_delay = 30.0;         ///< D, seconds a re-allocation costs a job
-  double interval = 60.0;              ///< seconds between scheduling rounds
   bool interference_avoidance = true;  ///< at most one distributed job per node
   int max_nodes_per_job = 16;
   /// Slurm grants GPUs per node uniformly: a multi-node job gets the same
@@ -119,6 +132,9 @@ struct PolicyOptions {
   long long search_budget = 0;
   std::uint64_t seed = 1;              ///< same seed, same inputs -> same result
   double tiresias_queue_threshold = 16 * 3600.0;  ///< GPU-seconds
+  /// The Sia-like policy's penalty for a job left without GPUs (Sia's
+  /// lambda_n; its run_experiment.sh's 1.1).
+  double sia_lambda_n = 1.1;
 };
 
 /// What the last optimize() call did, for logs and benchmarks.
@@ -162,8 +178,9 @@ class Policy {
   PolicyReport report_;
 };
 
-/// "pollux", "tiresias" or "optimus"; nullptr for an unknown name. Throws
-/// std::invalid_argument for options out of range (say which).
+/// The policy of that name in the table (pollux/policies.h); nullptr for
+/// an unknown name. Throws std::invalid_argument for options out of range
+/// (say which).
 std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyOptions& options);
 
 /// Checks an allocation against node capacity, max/min replicas, max nodes

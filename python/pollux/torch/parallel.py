@@ -231,6 +231,40 @@ def _hook(session, bucket):
     return s.ddp_group.allreduce([buf]).get_future().then(averaged)
 
 
+# Wrappers of other parallelisms, by class name: importing their modules
+# to compare types would itself fail where torch lacks them (Debian 12's
+# torch 1.13 cannot import torch.distributed.fsdp under Python 3.11).
+_OTHER_PARALLELISMS = {
+    "DistributedDataParallel": "DistributedDataParallel (give the plain model: pollux.torch wraps it in DDP itself)",
+    "FullyShardedDataParallel": "FSDP (FullyShardedDataParallel)",
+    "FSDPModule": "FSDP (fully_shard)",
+    "DeepSpeedEngine": "DeepSpeed",
+    "PipelineModule": "pipeline parallelism (DeepSpeed PipelineModule)",
+    "Pipe": "pipeline parallelism (torch Pipe)",
+    "PipelineStage": "pipeline parallelism (torch.distributed.pipelining)",
+}
+
+
+def _refuse_other_parallelism(module):
+    """Raises ValueError naming the parallelism a model is wrapped with when
+    it is not plain data parallelism, the only one pollux.torch handles (its
+    statistics and checkpoint assume each rank holds the whole model)."""
+    for sub in module.modules():
+        for cls in type(sub).__mro__:
+            what = _OTHER_PARALLELISMS.get(cls.__name__)
+            if what:
+                raise ValueError(
+                    f"the model is wrapped with {what}; pollux.torch supports data parallelism only "
+                    f"(ElasticDataParallel over a plain torch.nn.Module, on torch {torch.__version__}): "
+                    f"sharded, tensor and pipeline parallel models are not supported (doc/pytorch.md, Limits)")
+    for name, p in module.named_parameters():
+        if type(p).__name__ == "DTensor" or type(getattr(p, "data", None)).__name__ == "DTensor":
+            raise ValueError(
+                f"parameter {name} is a DTensor (tensor parallelism or FSDP2); pollux.torch supports data "
+                f"parallelism only: sharded, tensor and pipeline parallel models are not supported "
+                f"(doc/pytorch.md, Limits)")
+
+
 class ElasticDataParallel(DistributedDataParallel):
     """DistributedDataParallel for an elastic job.
 
@@ -259,6 +293,7 @@ class ElasticDataParallel(DistributedDataParallel):
 
     def __init__(self, module, optimizer, lr_scheduler=None, lr_rule=None, scaler=None, **ddp_options):
         session = _session.get("ElasticDataParallel")
+        _refuse_other_parallelism(module)
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise TypeError(f"optimizer: a torch.optim.Optimizer, not {type(optimizer).__name__}")
         ids = list(module.parameters())

@@ -18,6 +18,7 @@
 
 #include "pollux/efficiency.h"
 #include "pollux/gpu_type.h"
+#include "pollux/job_description.h"
 #include "pollux/goodput.h"
 #include "pollux/throughput.h"
 
@@ -56,7 +57,10 @@ struct HintTypePerf {
   PerfParams perf;
 };
 
-struct Hint {
+/// The fields the scheduler's job description reads (max_profiled_replicas,
+/// restart_seconds: restart_seconds is optional in the file, in [0,
+/// kMaxRestartSeconds], 0 when not measured yet) are AgentMeasures'.
+struct Hint : AgentMeasures {
   int version = kHintFormatVersion;
   std::uint32_t job_id = 0;
   std::uint32_t uid = 0;
@@ -75,19 +79,12 @@ struct Hint {
   std::vector<HintTypePerf> type_perf;
   double progress = 0;               ///< scale-invariant progress (sum of gains)
   long long step = 0;                ///< optimizer steps taken
-  int max_profiled_replicas = 0;
   std::vector<ProfileSample> profile;
   std::optional<HintCheckpoint> checkpoint;
   /// The signal this run's agent takes a resize request on, announced once
   /// it can checkpoint (0: none, the job is moldable: sched/pollux never
   /// signals it). Only a hint of the job's current run counts.
   int resize_signal = 0;
-  /// Seconds a restart costs this job, as its agent measured it (doc/
-  /// agent.md, "Restart time"): the save of the checkpoint this run
-  /// restored from plus this process's start to the end of its first
-  /// optimizer step; 0: not measured (yet, or by an agent older than the
-  /// field). Optional in the file, in [0, kMaxRestartSeconds].
-  double restart_seconds = 0;
 };
 
 /// Serialises a hint as YAML (libyaml emitter). Throws std::runtime_error

@@ -9,6 +9,10 @@
 // delivery is a resize request when the file names the receiving run and
 // is at most kResizeDecisionFresh seconds old; it is a new request when
 // its time differs from the last one the process took (doc/agent.md).
+// "cancel <restart_count> <ms>" calls the run's latest request off (no
+// signal: the agent reads it while it checkpoints for the request or waits
+// for the requeue, and resumes training at once). An agent that predates
+// the cancel line reads it as no decision: it waits out its requeue wait.
 #ifndef POLLUX_RESIZE_DECISION_H
 #define POLLUX_RESIZE_DECISION_H
 
@@ -26,6 +30,7 @@ inline constexpr long long kResizeDecisionFresh = 60;
 struct ResizeDecision {
   int restart_count = 0;
   long long time_ms = 0;  ///< Unix time of the decision, milliseconds
+  bool cancel = false;    ///< "cancel": the run's earlier requests are called off
 };
 
 /// <spool>/<job_id>.resize

@@ -1,0 +1,230 @@
+// Goodput auto-scaling in the periodic round (sched/autoscale_round.h): the
+// target is libgoodput's autoscale_target (the band's desired_nodes, the
+// running jobs' floor), the policy may use that many nodes
+// (nodes held by others always, then the busiest on, booting, off), and
+// the idle nodes on beyond them are powered down; nothing with it off.
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "sched/autoscale_round.h"
+#include "sched_test_util.h"
+
+namespace pollux::sched {
+namespace {
+
+using test::four_nodes;
+using test::on;
+using test::ScriptedPolicy;
+
+constexpr double kNow = 1'000'000;
+
+// A job that may use at most one node's 4 GPUs (range 1 node x 4 GPUs).
+ElasticJobSnapshot one_node_job(std::uint32_t id) {
+  ElasticJobSnapshot j;
+  j.job_id = id;
+  j.uid = 1000;
+  j.submit_time = kNow - 100;
+  j.range = {1, 1, 4};
+  j.held_by_pollux = true;
+  return j;
+}
+
+ElasticJobSnapshot running_on(std::uint32_t id, const Placement& p, const std::vector<NodeSnapshot>& nodes) {
+  ElasticJobSnapshot j = one_node_job(id);
+  j.held_by_pollux = false;
+  j.running = true;
+  j.start_time = kNow - 50;
+  j.current = p;
+  j.decided = p;
+  JobState s;
+  s.range = j.range;
+  s.phase = Phase::kRunning;
+  s.alloc = to_alloc(p, nodes);
+  s.since = kNow - 50;
+  j.state = s;
+  return j;
+}
+
+struct Fixture : test::RoundFixture {
+  Fixture() : RoundFixture(kNow) { params.autoscale = AutoscaleMode::kGoodput; }
+  void add(ElasticJobSnapshot j) { RoundFixture::add(std::move(j), 4); }
+  RoundResult run(bool arrivals = false) { return RoundFixture::run(true, arrivals); }
+};
+
+std::vector<std::size_t> idx(std::initializer_list<std::size_t> v) { return v; }
+
+TEST(AutoscaleRound, TheTargetIsDesiredNodesAndTheRestIsNotUsable) {
+  // A job worth one node (linear up to 4 GPUs) on 4 nodes on: utility
+  // 4/16 = 0.25 below the band; 2 nodes (0.5) are the band's middle.
+  Fixture f;
+  f.add(running_on(7, on({{1, 4}}), f.snap.nodes));
+  f.policy.answer = {on({{1, 4}})};
+  const RoundResult r = f.run();
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_TRUE(r.autoscale.active);
+  EXPECT_EQ(r.autoscale.target, 2);
+  EXPECT_EQ(r.autoscale.paid, 4);
+  EXPECT_DOUBLE_EQ(r.autoscale.utility, 0.25);
+  EXPECT_EQ(r.autoscale.why, "utility 0.25 below 0.35: 2 nodes worth running of 4 on");
+  // The busiest node first (n2, its job's), then the first idle one.
+  EXPECT_EQ(r.autoscale.usable, (std::vector<bool>{true, true, false, false}));
+  ASSERT_EQ(f.policy.seen_nodes.size(), 4u);
+  EXPECT_EQ(f.policy.seen_nodes[0].gpus, 4);
+  EXPECT_EQ(f.policy.seen_nodes[2].gpus, 0);
+  EXPECT_EQ(f.policy.seen_nodes[3].gpus, 0);
+  EXPECT_EQ(r.autoscale.power_down, idx({2, 3}));
+}
+
+TEST(AutoscaleRound, NodesWhollyHeldByOthersAreNotInTheTarget) {
+  // n1 and n2 wholly held by rigid jobs; A runs on n3, worth one node (4
+  // GPUs, linear). The band sizes A's nodes: n3 and n4 (4 of 8 GPUs: 0.5)
+  // - not 2 nodes of which the rigid jobs' are both, which left A none
+  // (it was stopped to save n3).
+  Fixture f;
+  f.snap.nodes[0].rigid_gpus = 4;
+  f.snap.nodes[1].rigid_gpus = 4;
+  f.add(running_on(7, on({{2, 4}}), f.snap.nodes));
+  f.policy.answer = {on({{2, 4}})};
+  const RoundResult r = f.run();
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.autoscale.target, 2);
+  EXPECT_EQ(r.autoscale.paid, 2);
+  EXPECT_DOUBLE_EQ(r.autoscale.utility, 0.5);
+  EXPECT_EQ(r.autoscale.usable, (std::vector<bool>{true, true, true, true}));
+  ASSERT_EQ(f.policy.seen_current.size(), 1u);
+  EXPECT_EQ(f.policy.seen_current[0], on({{2, 4}}));
+  EXPECT_TRUE(r.autoscale.power_down.empty());
+}
+
+TEST(AutoscaleRound, RunningJobsKeepTheWholeNodesTheirMinimumsNeed) {
+  // n1 and n2 partly held by rigid jobs (1 GPU left on each); A on n3 and
+  // B on n4 take at most 1 GPU each. The band asks for 1 node (2 GPUs of
+  // 4: 0.5), which n1 and n2 already count as; the running jobs' minimums
+  // keep one node besides, the busier (n3: A stays, B moves).
+  Fixture f;
+  f.snap.nodes[0].rigid_gpus = 3;
+  f.snap.nodes[1].rigid_gpus = 3;
+  for (std::uint32_t id : {7u, 8u}) {
+    ElasticJobSnapshot j = running_on(id, on({{id == 7 ? 2 : 3, 1}}), f.snap.nodes);
+    j.range = {1, 1, 1};
+    j.state->range = j.range;
+    f.add(std::move(j));
+  }
+  f.policy.answer = {on({{2, 1}}), on({{2, 1}})};
+  const RoundResult r = f.run();
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.autoscale.target, 1);
+  EXPECT_EQ(r.autoscale.usable, (std::vector<bool>{true, true, true, false}));
+}
+
+TEST(AutoscaleRound, OffByDefaultNothingChanges) {
+  Fixture f;
+  f.params = Params{};
+  f.add(running_on(7, on({{1, 4}}), f.snap.nodes));
+  f.policy.answer = {on({{1, 4}})};
+  const RoundResult r = f.run();
+  EXPECT_FALSE(r.autoscale.active);
+  EXPECT_TRUE(r.autoscale.power_down.empty());
+  for (const NodeInfo& n : f.policy.seen_nodes) EXPECT_EQ(n.gpus, 4);
+  // Nor in an arrivals round with it on.
+  Fixture g;
+  g.add(one_node_job(8));
+  g.policy.answer = {on({{3, 4}})};
+  const RoundResult a = g.run(true);
+  EXPECT_FALSE(a.autoscale.active);
+  EXPECT_TRUE(a.autoscale.power_down.empty());
+}
+
+TEST(AutoscaleRound, OnNodesFirstThenBootingThenOff) {
+  // Two jobs worth a node each in the band 0.9:1 (1 or 2 nodes: 1.0, 3:
+  // 0.67; a tie goes to the larger): 2 nodes. n1 off, n2 booting, n3 and
+  // n4 on: the two on.
+  Fixture f;
+  f.params.utility_band = {0.9, 1.0};
+  f.snap.nodes[0].power = Power::kOff;
+  f.snap.nodes[1].power = Power::kBooting;
+  f.add(one_node_job(7));
+  f.add(one_node_job(8));
+  f.policy.answer = {on({{2, 4}}), on({{3, 4}})};
+  const RoundResult r = f.run();
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.autoscale.target, 2);
+  EXPECT_EQ(r.autoscale.paid, 3);
+  EXPECT_EQ(r.autoscale.usable, (std::vector<bool>{false, false, true, true}));
+  EXPECT_TRUE(r.autoscale.power_down.empty());
+  // One job: one node; the other on node is powered down, the booting one left alone.
+  f.snap.jobs.pop_back();
+  f.inputs.pop_back();
+  f.policy.answer = {on({{2, 4}})};
+  const RoundResult s = f.run();
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  EXPECT_EQ(s.autoscale.target, 1);
+  EXPECT_EQ(s.autoscale.usable, (std::vector<bool>{false, false, true, false}));
+  EXPECT_EQ(s.autoscale.power_down, idx({3}));
+  // Two jobs and only off nodes besides: the booting node before the off one.
+  f.add(one_node_job(8));
+  f.snap.nodes[3].power = Power::kOff;
+  f.policy.answer = {on({{2, 4}}), on({{1, 4}})};
+  EXPECT_EQ(f.run().autoscale.usable, (std::vector<bool>{false, true, true, false}));
+}
+
+TEST(AutoscaleRound, NodesOfRigidJobsStayAndAreNeverPoweredDown) {
+  Fixture f;
+  f.snap.nodes[3].rigid_gpus = 1;  // n4 runs a rigid job
+  const RoundResult r = f.run();   // no elastic job: no node is worth running
+  EXPECT_EQ(r.autoscale.target, 0);
+  EXPECT_EQ(r.autoscale.why, "no elastic job to size: 0 nodes worth running of 4 on");
+  EXPECT_EQ(f.policy.calls, 0);
+  EXPECT_EQ(r.autoscale.usable, (std::vector<bool>{false, false, false, true}));
+  EXPECT_EQ(r.autoscale.power_down, idx({0, 1, 2}));
+  // GPUs kept for the rigid queue hold their node too.
+  f.snap.rigid_queue.push_back({1, 4, 0, ""});
+  const RoundResult q = f.run();
+  EXPECT_EQ(q.autoscale.power_down.size(), 2u);
+}
+
+TEST(AutoscaleRound, ANodeSlurmsPowerSavingExcludesStaysOnAndUsable) {
+  // SuspendExcNodes / SuspendExcParts (snapshot.cc): an explicit power
+  // down would override the administrator's exclusion.
+  Fixture f;
+  f.snap.nodes[1].power_save_excluded = true;
+  const RoundResult r = f.run();  // no elastic job: no node is worth running
+  EXPECT_EQ(r.autoscale.target, 0);
+  EXPECT_EQ(r.autoscale.usable, (std::vector<bool>{false, true, false, false}));
+  EXPECT_EQ(r.autoscale.power_down, idx({0, 2, 3}));
+}
+
+TEST(AutoscaleRound, ANodeAJobRunsOnIsPoweredDownOnlyOnceTheJobLeftIt) {
+  // A on n1 (4 GPUs), B on n2 (2 GPUs, its most): worth one node in the
+  // band 0.9:1 (4 GPUs of 4: 1.0; 2 nodes: 6 of 8). The policy may use n1
+  // alone; B is placed afresh (its present is not offered), and n2 stays
+  // on while B runs there: only n3 and n4 are powered down.
+  Fixture f;
+  f.params.utility_band = {0.9, 1.0};
+  f.add(running_on(7, on({{0, 4}}), f.snap.nodes));
+  ElasticJobSnapshot b = running_on(8, on({{1, 2}}), f.snap.nodes);
+  b.range = {1, 1, 2};
+  b.state->range = b.range;
+  f.add(b);
+  f.policy.answer = {on({{0, 2}}), on({{0, 2}})};
+  const RoundResult r = f.run();
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.autoscale.target, 1);
+  EXPECT_EQ(r.autoscale.usable, (std::vector<bool>{true, false, false, false}));
+  ASSERT_EQ(f.policy.seen_current.size(), 2u);
+  EXPECT_EQ(f.policy.seen_current[0], on({{0, 4}}));
+  EXPECT_TRUE(f.policy.seen_current[1].empty()) << "a job on a node left out is placed afresh";
+  EXPECT_EQ(r.decisions[1].action, Action::kSignal);
+  EXPECT_EQ(r.autoscale.power_down, idx({2, 3}));
+  // Once B runs on n1, n2 is idle and powered down.
+  f.snap.jobs[1] = running_on(8, on({{0, 2}}), f.snap.nodes);
+  f.snap.jobs[1].range = b.range;
+  f.snap.jobs[1].state->range = b.range;
+  f.snap.jobs[0] = running_on(7, on({{0, 2}}), f.snap.nodes);
+  f.policy.answer = {on({{0, 2}}), on({{0, 2}})};
+  EXPECT_EQ(f.run().autoscale.power_down, idx({1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace pollux::sched
