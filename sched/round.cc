@@ -524,16 +524,19 @@ bool awaits_registration(const Placement& p, const std::vector<NodeSnapshot>& no
   });
 }
 
-// A job left as it is until its nodes register after a slurmctld restart:
-// it runs, or was promised what it keeps (`keep`, which still fits), on a
-// node slurmctld has not heard from yet. The restarted plugin carries out
-// what was decided before the restart (a checkpoint's move, a requeued
-// job's promise) rather than decide afresh on a cluster whose state it
-// does not know yet.
-bool kept_until_registered(const Snapshot& snap, const ElasticJobSnapshot& j, const Placement& keep,
-                           const Placement& current) {
-  return !keep.empty() && current == keep &&
-         (awaits_registration(j.current, snap.nodes) || awaits_registration(keep, snap.nodes));
+// A job left as it is across a slurmctld restart: it runs, or was promised
+// what it keeps (`keep`, which still fits), on a node slurmctld has not
+// heard from yet; or it was promised GPUs before the restart, less than
+// kRestartPromiseHold ago. The restarted plugin carries out what was
+// decided before the restart (a checkpoint's move, a requeued job's
+// promise) rather than decide afresh on a cluster whose state it does not
+// know yet, nor move a promise in the seconds before Slurm starts it.
+bool kept_across_restart(const Snapshot& snap, const ElasticJobSnapshot& j, const Placement& keep,
+                         const Placement& current) {
+  if (keep.empty() || current != keep) return false;
+  if (awaits_registration(j.current, snap.nodes) || awaits_registration(keep, snap.nodes)) return true;
+  return !j.running && phase_of(j) == Phase::kStarting && snap.loaded > 0 && j.state->since < snap.loaded &&
+         snap.now < snap.loaded + kRestartPromiseHold;
 }
 
 // Type models: on a typed cluster, each job's model per GPU type (index
@@ -628,7 +631,7 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
   std::vector<std::size_t> ask;  // positions in sched
   std::vector<int> ask_cap = cap;
   for (std::size_t k = 0; k < sched.size(); ++k) {
-    const bool kept = kept_until_registered(snap, snap.jobs[sched[k]], promised.keep[k], promised.current[k]);
+    const bool kept = kept_across_restart(snap, snap.jobs[sched[k]], promised.keep[k], promised.current[k]);
     if (!kept && (!arrivals_only || promised.keep[k].empty())) ask.push_back(k);
     else add(ask_cap, promised.current[k], -1);
   }

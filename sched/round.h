@@ -155,6 +155,9 @@ struct EndedJob {
 
 struct Snapshot {
   double now = 0;
+  /// When this slurmctld's sched/pollux started its rounds (0: unknown).
+  /// A promise decided before then is carried out (kRestartPromiseHold).
+  double loaded = 0;
   /// The GRES type names of the nodes' GPUs, sorted (gpu_types.h; "" for
   /// untyped GPUs). Empty or [""]: an untyped cluster. With two or more,
   /// the policy places each job on nodes of one type and sees its speedup
@@ -238,6 +241,14 @@ inline constexpr double kRequeueGap = 2.0;
 /// ahead is sched/pollux's parking (parked_by_pollux); a job requeued by
 /// anyone else keeps Slurm's own wait (the credential lifetime + 1 s).
 inline constexpr double kParkedFor = 1800.0;
+
+/// A pending job promised GPUs (phase start) before slurmctld restarted
+/// keeps its promise, unasked, for this long after the restarted plugin
+/// loaded (and while its nodes await registration): time for the nodes
+/// to register and for Slurm to finish its requeue and start it there.
+/// The restarted plugin carries out what was decided with the cluster's
+/// whole state rather than decide afresh on a partial one (issue 34).
+inline constexpr double kRestartPromiseHold = 60.0;
 
 /// Whether the pending job's begin time is sched/pollux's parking.
 bool parked_by_pollux(const ElasticJobSnapshot& job, double now);
@@ -359,7 +370,8 @@ struct RoundResult {
 /// and finish (the kind and EndTime every decision carries). A job that
 /// runs or was promised GPUs on a node awaiting registration (a slurmctld
 /// restart) is not asked: it keeps its size, its checkpoint's decided move
-/// or its promise, and nothing new is placed on that node. On a cluster
+/// or its promise, and nothing new is placed on that node; nor is a job
+/// promised GPUs before the restart, for kRestartPromiseHold after it. On a cluster
 /// of several GPU types, the stage type_models gives each job its model per
 /// type, from `ratios` (one slot per snapshot.gpu_types; when null or of
 /// another size: pollux_gpu_type_speeds alone), and validation refuses a

@@ -53,6 +53,7 @@ class RoundThread {
  public:
   void start(const Params& initial) {
     params_ = initial;
+    started_ = unix_now();
     thread_ = std::thread([this] { run(); });
   }
 
@@ -317,6 +318,7 @@ class RoundThread {
       // The job write lock: Slurm's dependency test updates the job (snapshot.h).
       const SlurmctldLock lock(slurmctld_locks(READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, READ_LOCK));
       snap = take_snapshot(static_cast<double>(std::time(nullptr)));
+      snap.loaded = started_;
       seen_job_update_ = last_job_update;
       seen_at_ = static_cast<time_t>(snap.now);
     }
@@ -450,6 +452,7 @@ class RoundThread {
   time_t seen_at_ = 0;  // the second of the last snapshot
   double next_sweep_ = 0;
   bool loaded_ = false;
+  double started_ = 0;  // when this slurmctld started the rounds (Snapshot::loaded)
   bool remembered_ = false;  // recall_rounds() ran
   std::string memory_path_;  // <StateSaveLocation>/pollux_rounds; empty: not set
   std::string memory_error_;  // the last failure to write it, logged once

@@ -236,7 +236,10 @@ def test_resume(tmp_path):
     d = subprocess.Popen(driver_cmd(tmp_path, "res", 4, 2, script, "--pruner", "none"), env=e,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=str(tmp_path))
     running = lambda: submitted(tmp_path, "res")  # noqa: E731
-    wait_for(lambda: len(running()) == 2, "two trials submitted")
+    # Both trials drew x and wait at the gate: nobody writes the journal
+    # until it opens (a process killed while it appends would leave the
+    # lock itself).
+    wait_for(lambda: len([t for t in running() if t.params]) == 2, "two trials submitted, their x drawn")
     d.kill()
     d.communicate()
     jobs = {t.number: t.user_attrs["pollux_job"] for t in running()}
@@ -247,7 +250,10 @@ def test_resume(tmp_path):
     # ... holding the journal's lock, as a process killed while it appends
     # leaves it (a fresh-clone run: the next driver never wrote again, on
     # Optuna 3.x, which waits for a lock forever): broken after the grace.
-    os.symlink(str(tmp_path / "s.journal"), str(tmp_path / "s.journal.lock"))
+    try:
+        os.symlink(str(tmp_path / "s.journal"), str(tmp_path / "s.journal.lock"))
+    except FileExistsError:  # a killed process's own, between its append and the lock's release
+        pass
     e["POLLUX_OPTUNA_LOCK_GRACE"] = "2"
     d = subprocess.Popen(driver_cmd(tmp_path, "res", 4, 2, script, "--pruner", "none"), env=e,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=str(tmp_path))

@@ -975,6 +975,41 @@ TEST(Round, APromiseOnANodeAwaitingRegistrationStands) {
   EXPECT_EQ(f.policy.seen_jobs.size(), 2u);
 }
 
+// Its nodes registered, a promise made before the restart still stands
+// until Slurm starts the job there (the slurm.restart failure in CI's
+// 24.11 run: a round 3 s after the restart moved a requeued job's promise
+// from 2x3 GPUs to 1x4 before Slurm could start it), for
+// kRestartPromiseHold after the load; a promise made since is the policy's.
+TEST(Round, APromiseMadeBeforeARestartStandsUntilSlurmStartsTheJob) {
+  Fixture f;
+  ElasticJobSnapshot j = starting_job(8, on({{0, 1}}), f.snap.nodes);  // promised at kNow - 5
+  j.restarts = 1;
+  j.state->why = "shrink";
+  f.add(j);
+  f.add(pending_job(9));
+  f.snap.loaded = kNow - 3;
+  for (bool arrivals : {false, true}) {
+    f.policy.answer = {on({{1, 2}})};
+    const RoundResult r = plan_round(f.snap, f.inputs, f.params, &f.policy, arrivals);
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    ASSERT_EQ(f.policy.seen_jobs.size(), 1u);
+    EXPECT_EQ(f.policy.seen_jobs[0].id, 9u);
+    EXPECT_EQ(f.policy.seen_nodes[0].gpus, 3);  // its promise taken out
+    EXPECT_EQ(r.decisions[0].action, Action::kNone);
+    EXPECT_EQ(r.decisions[0].state.alloc, (Alloc{1, 1, "n1"}));
+    EXPECT_EQ(r.decisions[0].state.why, "shrink");
+  }
+  // Past the hold, or promised by this slurmctld: the policy decides.
+  for (double loaded : {kNow - kRestartPromiseHold, kNow - 6}) {
+    f.snap.loaded = loaded;
+    f.policy.answer = {on({{1, 2}}), {}};
+    const RoundResult r = f.run();
+    EXPECT_EQ(f.policy.seen_jobs.size(), 2u) << loaded;
+    EXPECT_EQ(r.decisions[0].action, Action::kRelease) << loaded;
+    EXPECT_EQ(r.decisions[0].state.alloc, (Alloc{1, 2, "n2"})) << loaded;
+  }
+}
+
 TEST(Round, ACheckpointsMoveDecidedBeforeARestartIsCarriedOut) {
   Fixture f;
   // Shrinking from 1x2 on n2 to 1x1 on n1 for a rigid job that waits for n2.
