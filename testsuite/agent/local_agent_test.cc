@@ -199,6 +199,15 @@ bool wait_for_ack(const std::string& hint, std::uint32_t job) {
   return false;
 }
 
+// The agent's last hint: the background thread writes the others when it
+// gets to them (a fresh-clone run read no hint file at all right after a
+// step), the destructor this one before it returns.
+HintResult last_hint(std::unique_ptr<Agent>& a, std::uint32_t job) {
+  const std::string file = a->hint_file();
+  a.reset();
+  return read_hint_file(file, ::getuid(), job);
+}
+
 // `n` whole optimizer steps.
 void run_steps(Agent& a, App& app, std::vector<float>& grad, int n) {
   for (int t = 0; t < n; ++t) {
@@ -896,7 +905,7 @@ TEST(LocalAgent, ACancelDuringTheCheckpointMeansNoAcknowledgement) {
   EXPECT_EQ(a->step_end(), StepAction::kContinue);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
   EXPECT_EQ(requeue_calls, 0);
-  const HintResult h = read_hint_file(a->hint_file(), ::getuid(), 9012);
+  const HintResult h = last_hint(a, 9012);
   ASSERT_TRUE(h) << h.error;
   EXPECT_FALSE(h.hint->checkpoint && h.hint->checkpoint->ready_for_requeue);
   App app2;
@@ -998,7 +1007,7 @@ TEST(LocalAgent, ANonRequestWithoutAProgramHandlerIsACheckpointNotAResize) {
   auto b = restored(o, app2);
   ASSERT_TRUE(b);
   EXPECT_EQ(b->step(), 3);
-  const HintResult h = read_hint_file(a->hint_file(), ::getuid(), 9012);
+  const HintResult h = last_hint(a, 9012);
   ASSERT_TRUE(h) << h.error;
   ASSERT_TRUE(h.hint->checkpoint);
   EXPECT_FALSE(h.hint->checkpoint->ready_for_requeue);
