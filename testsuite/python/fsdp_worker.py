@@ -147,11 +147,50 @@ def resize(out, kind, steps):
     json.dump(rec, open(f"{out}.{env.rank}", "w"))
 
 
+def bad_input(out):
+    """What ElasticFSDP refuses, one process: each case's exception."""
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    pt.init_process_group()
+    pt.ElasticDataLoader(Indexed(64), batch_size=8)
+    got = {}
+
+    def attempt(name, fn):
+        try:
+            fn()
+            got[name] = None
+        except (pt.PolluxError, ValueError, TypeError) as e:
+            got[name] = f"{type(e).__name__}: {e}"
+
+    plain = mlp()
+    attempt("plain", lambda: pt.ElasticFSDP(plain, torch.optim.SGD(plain.parameters(), lr=0.1)))
+    early = mlp()
+    opt = torch.optim.SGD(early.parameters(), lr=0.1)  # before the wrapping: FSDP's flat shards are others
+    attempt("optimizer-before-wrapping", lambda: pt.ElasticFSDP(FSDP(early, device_id=pt.device()), opt))
+
+    def ddp_inside():
+        m = FSDP(nn.Sequential(torch.nn.parallel.DistributedDataParallel(mlp())), device_id=pt.device())
+        pt.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=0.1))
+    attempt("ddp-inside", ddp_inside)
+
+    def fsdp2():
+        from torch.distributed.fsdp import fully_shard
+        m = mlp()
+        fully_shard(m)
+        pt.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=0.1))
+    attempt("fully_shard", fsdp2)
+
+    def to_ddp():
+        m = FSDP(mlp(), device_id=pt.device())
+        pt.ElasticDataParallel(m, torch.optim.SGD(m.parameters(), lr=0.1))
+    attempt("fsdp-to-elastic-ddp", to_ddp)
+    json.dump(got, open(f"{out}.0", "w"))
+
+
 if __name__ == "__main__":
     scenario, out = sys.argv[1], sys.argv[2]
     args = sys.argv[3:]
     if not MODERN:
         old_torch(out, int(os.environ.get("RANK", "0")))
     else:
-        {"stats": lambda: stats(out, args[0], int(args[1])),
+        {"stats": lambda: stats(out, args[0], int(args[1])), "bad_input": lambda: bad_input(out),
          "resize": lambda: resize(out, args[0], int(args[1]))}[scenario]()

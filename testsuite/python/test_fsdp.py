@@ -124,3 +124,22 @@ def test_a_checkpoint_of_another_wrapping_is_refused(run_ranks, tmp_path, first,
         assert "error" in o, o
         assert f"the checkpoint is of a model wrapped with {want[first]}" in o["error"], o
         assert f"this run wraps it with {want[then]}" in o["error"], o
+
+
+def test_fsdp_bad_input_gets_a_clear_exception(run_ranks):
+    got = run_ranks(1, "bad_input")
+    if old_torch(got):
+        return
+    got = got[0]
+    want = {
+        "plain": "ValueError: ElasticFSDP takes a model wrapped with torch.distributed.fsdp.FullyShardedDataParallel",
+        "optimizer-before-wrapping": "ValueError: the optimizer holds none of the FSDP model's parameters: make it "
+                                     "after wrapping",
+        "ddp-inside": "ValueError: the model is wrapped with DistributedDataParallel",
+        "fully_shard": "ValueError: the model is sharded with fully_shard (FSDP2); pollux.torch supports FSDP through "
+                       "the FullyShardedDataParallel wrapper only",
+        "fsdp-to-elastic-ddp": "ValueError: the model is wrapped with FSDP (FullyShardedDataParallel: give it to "
+                               "pollux.torch.ElasticFSDP instead",
+    }
+    for case, message in want.items():
+        assert got[case] is not None and got[case].startswith(message), (case, got[case])
