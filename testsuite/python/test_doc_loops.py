@@ -71,9 +71,9 @@ def blocks(kind):
     return re.findall(r"^```" + kind + r"\n(.*?)^```", text, re.S | re.M)
 
 
-def ported_script():
-    """The after side of the porting diff: context and + lines."""
-    diff = blocks("diff")[0]
+def ported_script(which=0):
+    """The after side of a porting diff (0: DDP's, 1: FSDP's): context and + lines."""
+    diff = blocks("diff")[which]
     lines = [ln[1:] for ln in diff.splitlines() if ln[:1] in (" ", "+")]
     return "\n".join(lines)
 
@@ -114,6 +114,28 @@ def test_ported_script(tmp_path, optimizer):
         assert "adamscale" in log, log  # the Adam family's rule, stated in the job's log
     else:
         assert "adascale" in log, log
+
+
+def test_fsdp_port(tmp_path):
+    # "Sharded models: FSDP": the FSDP port's after side, as one process
+    # (FSDP runs NO_SHARD there; test_fsdp.py runs 2 and 3 ranks). On a
+    # torch without FSDP support (Debian 12's 1.13 cannot import
+    # torch.distributed.fsdp) ElasticFSDP's clear error instead.
+    script = ported_script(1)
+    assert "pollux.ElasticFSDP(model, optimizer, schedule)" in script and "FSDP(Net()" in script
+    version = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"], env=clean_env(),
+                             stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+    if tuple(int(v) for v in version.split("+")[0].split(".")[:2]) < (2, 2):
+        code = ("import pollux.torch as pollux\nimport torch\npollux.init_process_group()\n"
+                "m = torch.nn.Linear(1, 1)\ntry:\n    pollux.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=1))\n"
+                "except pollux.PolluxError as e:\n    print('RESULT', __import__('json').dumps(str(e)))\n")
+        err, log = run(code, tmp_path)
+        assert "needs torch >= 2.2" in err and version in err, log
+        return
+    r, log = run(with_given(script), tmp_path)
+    assert r["progress"] >= 30 * 512 / 32 * 0.99, log
+    assert r["loss"] < 0.6 * r["untrained_loss"], log
+    assert "adascale" in log, log
 
 
 def test_fp16_loop(tmp_path):

@@ -310,7 +310,7 @@ def test_a_wrong_gradient_dtype_is_a_clear_error():
      "    def __init__(self, m): super().__init__(); self.m = m\n"
      "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1)\n"
      "pt.ElasticDataParallel(torch.nn.Sequential(FullyShardedDataParallel(m)), o)",
-     "the model is wrapped with FSDP (FullyShardedDataParallel); pollux.torch supports data parallelism only"),
+     "the model is wrapped with FSDP (FullyShardedDataParallel: give it to pollux.torch.ElasticFSDP"),
     ("pt.init_process_group(); l = pt.ElasticDataLoader(list(range(10)), batch_size=2)\n"
      "class DeepSpeedEngine(torch.nn.Module):\n"
      "    def __init__(self, m): super().__init__(); self.m = m\n"

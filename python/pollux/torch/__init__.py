@@ -21,10 +21,11 @@ import atexit
 from .._capi import AgentLibraryError, PolluxError
 from . import _session
 from .data import ElasticDataLoader
+from .fsdp import ElasticFSDP
 from .parallel import ElasticDataParallel
 from .schedule import ProgressScheduler
 
-__all__ = ["init_process_group", "ElasticDataParallel", "ElasticDataLoader", "ProgressScheduler", "remaining_epochs_until", "register",
+__all__ = ["init_process_group", "ElasticDataParallel", "ElasticFSDP", "ElasticDataLoader", "ProgressScheduler", "remaining_epochs_until", "register",
            "checkpoint", "on_requeue", "grad_scaler", "device", "rank", "world_size", "agent", "resumed",
            "progress_epochs", "PolluxError", "AgentLibraryError"]
 

@@ -80,6 +80,10 @@ class Session:
         self.phase = _agent.TwoStep.OFF
         self.norms = None          # parallel._Norms, once the model is attached
         self.ddp_group = None      # the DDP model's process group (the hook all-reduces over it)
+        self.wrapping = "ddp"      # or "fsdp" (fsdp.ElasticFSDP): what the checkpoint holds
+        self.fsdp_group = None     # the FSDP model's process group (fsdp._hook reduce-scatters over it)
+        self.fsdp_callback_queued = False
+        self.fsdp_backward_done = None
         self.compared = 0
         self.buckets = 0
         self.kept = {}
@@ -139,15 +143,22 @@ class Session:
 
     # --- checkpoints (the agent calls these) ----------------------------------
     def save(self, path, rank, replicas, step):
+        fsdp = self.wrapping == "fsdp"
+        if fsdp:  # every rank writes its shards (collective), nothing is gathered
+            from . import fsdp as _fsdp
+            _fsdp.save(self, path)
         if rank == 0:
             state = {
                 "format": 1,
-                "model": self.model.module.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
+                "wrapping": self.wrapping,
+                "replicas": replicas,
                 "lr_scheduler": self.lr_scheduler.state_dict() if self.lr_scheduler is not None else None,
                 "loader": self.loader.state_dict(),
                 "objects": {name: _state_of(obj) for name, obj in self.objects.items()},
             }
+            if not fsdp:
+                state["model"] = self.model.module.state_dict()
+                state["optimizer"] = self.optimizer.state_dict()
             torch.save(state, os.path.join(path, _STATE_FILE))
         torch.save(_rng_state(), os.path.join(path, _RNG_FILE.format(rank)))
 
@@ -158,8 +169,20 @@ class Session:
         state = _load(os.path.join(path, _STATE_FILE), map_location=self.env.device)
         if not isinstance(state, dict) or state.get("format") != 1:
             raise PolluxError(f"{path}/{_STATE_FILE}: not a pollux.torch checkpoint")
-        self.model.module.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        # Checkpoints before FSDP support name no wrapping: DDP's.
+        saved = state.get("wrapping", "ddp")
+        if saved != self.wrapping:
+            names = {"ddp": "ElasticDataParallel (DDP: the whole model on rank 0)",
+                     "fsdp": "ElasticFSDP (FSDP: sharded, torch.distributed.checkpoint)"}
+            raise PolluxError(f"{path}: the checkpoint is of a model wrapped with {names.get(saved, saved)}, and this "
+                              f"run wraps it with {names[self.wrapping]}: a checkpoint resumes with the wrapping "
+                              f"that wrote it (move the job's checkpoint directory away to start afresh)")
+        if self.wrapping == "fsdp":
+            from . import fsdp as _fsdp
+            _fsdp.load(self, path)
+        else:
+            self.model.module.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
         if self.lr_scheduler is not None:
             if state["lr_scheduler"] is None:
                 raise PolluxError(f"{path}: the checkpoint has no LR scheduler state but one is given now")
@@ -342,6 +365,9 @@ def _patch_optimizer(session, optimizer):
     # not warn that optimizer.step() was overridden after its creation.
     step.__dict__.update(getattr(real_step, "__dict__", {}))
     optimizer.step, optimizer.zero_grad = types.MethodType(step, optimizer), types.MethodType(zero_grad, optimizer)
+    # torch.distributed.checkpoint's get_state_dict takes a step of lr 0 on
+    # an optimizer without state, outside any step (fsdp.py unpatches for it).
+    optimizer._pollux_unpatched = (real_step, real_zero)
 
 
 def _patch_scaler(session, scaler):

@@ -236,8 +236,8 @@ def _hook(session, bucket):
 # torch 1.13 cannot import torch.distributed.fsdp under Python 3.11).
 _OTHER_PARALLELISMS = {
     "DistributedDataParallel": "DistributedDataParallel (give the plain model: pollux.torch wraps it in DDP itself)",
-    "FullyShardedDataParallel": "FSDP (FullyShardedDataParallel)",
-    "FSDPModule": "FSDP (fully_shard)",
+    "FullyShardedDataParallel": "FSDP (FullyShardedDataParallel: give it to pollux.torch.ElasticFSDP instead, torch >= 2.2)",
+    "FSDPModule": "FSDP2 (fully_shard, not supported: FSDP through FullyShardedDataParallel and ElasticFSDP is)",
     "DeepSpeedEngine": "DeepSpeed",
     "PipelineModule": "pipeline parallelism (DeepSpeed PipelineModule)",
     "Pipe": "pipeline parallelism (torch Pipe)",
@@ -254,15 +254,16 @@ def _refuse_other_parallelism(module):
             what = _OTHER_PARALLELISMS.get(cls.__name__)
             if what:
                 raise ValueError(
-                    f"the model is wrapped with {what}; pollux.torch supports data parallelism only "
-                    f"(ElasticDataParallel over a plain torch.nn.Module, on torch {torch.__version__}): "
-                    f"sharded, tensor and pipeline parallel models are not supported (doc/pytorch.md, Limits)")
+                    f"the model is wrapped with {what}; ElasticDataParallel takes a plain torch.nn.Module "
+                    f"(on torch {torch.__version__}); pollux.torch supports data parallelism and FSDP's "
+                    f"FullyShardedDataParallel (ElasticFSDP): tensor and pipeline parallel models are not "
+                    f"supported (doc/pytorch.md, Limits)")
     for name, p in module.named_parameters():
         if type(p).__name__ == "DTensor" or type(getattr(p, "data", None)).__name__ == "DTensor":
             raise ValueError(
                 f"parameter {name} is a DTensor (tensor parallelism or FSDP2); pollux.torch supports data "
-                f"parallelism only: sharded, tensor and pipeline parallel models are not supported "
-                f"(doc/pytorch.md, Limits)")
+                f"parallelism and FSDP's FullyShardedDataParallel (ElasticFSDP) only: tensor and pipeline "
+                f"parallel models are not supported (doc/pytorch.md, Limits)")
 
 
 class ElasticDataParallel(DistributedDataParallel):

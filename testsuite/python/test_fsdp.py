@@ -1,0 +1,145 @@
+"""pollux.torch's FSDP jobs (label python, issue 33): on torch >= 2.2 the
+statistics from shards against DDP's on the same model, data and seed, and
+the sharded checkpoint across a 2 -> 3 -> 1 resize and another wrapping;
+on an older torch (Debian 12's 1.13, which cannot import FSDP) the clear
+error naming the torch needed, which is then what each test checks."""
+import json
+import os
+
+import pytest
+
+from conftest import HERE, _forks, clean_env, free_port
+
+
+@pytest.fixture
+def run_ranks(tmp_path):
+    """run_ranks(n, scenario, *args, env=...) -> each rank's JSON (fsdp_worker.py)."""
+    counter = [0]
+
+    def run(n, scenario, *args, env=None, timeout=240):
+        counter[0] += 1
+        out = str(tmp_path / f"out{counter[0]}")
+        base = clean_env(**{"POLLUX_CHECKPOINT_DIR": str(tmp_path / "ckpt"), "MASTER_ADDR": "127.0.0.1",
+                            "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(n), "POLLUX_ADAPT": "0",
+                            **(env or {})})
+        argv = [os.path.join(HERE, "fsdp_worker.py"), scenario, out, *map(str, args)]
+        ranks = _forks.run_many([(argv, dict(base, RANK=str(r), LOCAL_RANK=str(r)), os.getcwd()) for r in range(n)],
+                                str(tmp_path / f"logs{counter[0]}"), timeout, stderr_apart=False)
+        for r, p in enumerate(ranks):
+            assert p.returncode == 0, f"rank {r} of {scenario} exited {p.returncode}:\n{p.stdout}"
+        return [json.load(open(f"{out}.{r}")) for r in range(n)]
+
+    return run
+
+
+def old_torch(results):
+    """True (after checking its error) when this torch cannot run FSDP."""
+    first = results[0]
+    if not (isinstance(first, dict) and "old_torch" in first):
+        return False
+    for r in results:
+        assert r["error"] and "needs torch >= 2.2" in r["error"] and r["old_torch"] in r["error"], r
+    return True
+
+
+def test_fsdp_statistics_equal_ddps(run_ranks):
+    # The same SGD run, DDP and FSDP (three units) on 2 ranks: FSDP's
+    # local norm is each rank's whole local gradient, its averaged norm
+    # the sum of the ranks' shards (one scalar all-reduce), so both match
+    # DDP's up to rounding, and so does the estimate; steps 5-8 take two
+    # micro-steps (no_sync's path).
+    fsdp = run_ranks(2, "stats", "fsdp", 8)
+    if old_torch(fsdp):
+        return
+    ddp = run_ranks(2, "stats", "ddp", 8)
+    for f_rows, d_rows in zip(fsdp, ddp):
+        assert len(f_rows) == len(d_rows) == 8
+        assert f_rows[-1]["accum"] == 1 and f_rows[0]["accum"] == 0
+        assert all(r["units"] == 3 for r in f_rows), "one norm per FSDP unit and step"
+        for f, d in zip(f_rows, d_rows):
+            for k in ("local", "sync"):
+                assert abs(f[k] - d[k]) <= 1e-5 * d[k], (k, f, d)
+        f_stats, d_stats = f_rows[-1]["stats"], d_rows[-1]["stats"]
+        assert f_stats is not None and d_stats is not None
+        for a, b in zip(f_stats, d_stats):
+            assert abs(a - b) <= 1e-4 * abs(b) + 1e-9, (f_stats, d_stats)
+    # |mean of the ranks' gradients|^2 <= the mean of their |.|^2 (the
+    # shards' sum is the whole averaged gradient's, not one shard's).
+    for r0, r1 in zip(*fsdp):
+        assert r0["sync"] == r1["sync"] and r0["sync"] <= (r0["local"] + r1["local"]) / 2 * (1 + 1e-9)
+    # Every rank holds the same estimate.
+    assert len({tuple(rows[-1]["stats"]) for rows in fsdp}) == 1
+
+
+def test_fsdp_checkpoint_resumes_resharded_2_3_1(run_ranks, tmp_path):
+    # Saved sharded on 2 ranks, resumed on 3 then on 1: the model, Adam's
+    # state and the position are those of the checkpoint (the loss on fixed
+    # data continues where it stopped), and training goes on lowering it.
+    env = {"POLLUX_CHECKPOINT_DIR": str(tmp_path / "ckpt-resize")}
+    prev = None
+    for i, (n, steps) in enumerate([(2, 5), (3, 4), (1, 3)]):
+        out = run_ranks(n, "resize", "fsdp", steps, env=dict(env, SLURM_RESTART_COUNT=str(i)))
+        if old_torch(out):
+            return
+        o = out[0]
+        assert "error" not in o, o
+        assert o["replicas"] == n and o["resumed"] == (i > 0)
+        assert o["config"][2] == n and o["config"][0] * (o["config"][1] + 1) * n == 24
+        assert o["end"][0] - o["start"][0] == steps
+        if prev is not None:
+            assert o["start"] == prev["end"], "the run did not resume where the last one stopped"
+            assert abs(o["start_loss"] - prev["end_loss"]) <= 1e-6 * prev["end_loss"]
+            assert abs(o["start_adam"] - prev["end_adam"]) <= 1e-6 * prev["end_adam"]
+            assert len(o["start_params"]) == len(prev["end_params"]) == 12 * 64 + 64 + 64 * 64 + 64 + 64 + 1
+            assert max(abs(a - b) for a, b in zip(o["start_params"], prev["end_params"])) < 1e-7
+        else:
+            assert o["start"] == [0, 0] and o["start_adam"] == 0
+        # Every rank agrees (the loss is evaluated on the whole model).
+        assert len({round(r["end_loss"], 12) for r in out}) == 1
+        prev = o
+
+
+def test_fsdp_loss_goes_down_across_resizes(run_ranks, tmp_path):
+    # (Kept apart from the resize test so that a failure names what broke.)
+    env = {"POLLUX_CHECKPOINT_DIR": str(tmp_path / "ckpt-loss")}
+    losses = []
+    for i, n in enumerate([2, 1]):
+        out = run_ranks(n, "resize", "fsdp", 6, env=dict(env, SLURM_RESTART_COUNT=str(i)))
+        if old_torch(out):
+            return
+        losses.append((out[0]["start_loss"], out[0]["end_loss"]))
+    assert losses[1][0] == pytest.approx(losses[0][1], rel=1e-6)
+    assert losses[1][1] < losses[0][0], losses
+
+
+@pytest.mark.parametrize("first,then", [("ddp", "fsdp"), ("fsdp", "ddp")])
+def test_a_checkpoint_of_another_wrapping_is_refused(run_ranks, tmp_path, first, then):
+    env = {"POLLUX_CHECKPOINT_DIR": str(tmp_path / f"ckpt-{first}")}
+    saved = run_ranks(2, "resize", first, 2, env=dict(env, SLURM_RESTART_COUNT="0"))
+    if old_torch(saved):
+        return
+    out = run_ranks(2, "resize", then, 2, env=dict(env, SLURM_RESTART_COUNT="1"))
+    want = {"ddp": "ElasticDataParallel (DDP", "fsdp": "ElasticFSDP (FSDP"}
+    for o in out:
+        assert "error" in o, o
+        assert f"the checkpoint is of a model wrapped with {want[first]}" in o["error"], o
+        assert f"this run wraps it with {want[then]}" in o["error"], o
+
+
+def test_fsdp_bad_input_gets_a_clear_exception(run_ranks):
+    got = run_ranks(1, "bad_input")
+    if old_torch(got):
+        return
+    got = got[0]
+    want = {
+        "plain": "ValueError: ElasticFSDP takes a model wrapped with torch.distributed.fsdp.FullyShardedDataParallel",
+        "optimizer-before-wrapping": "ValueError: the optimizer holds none of the FSDP model's parameters: make it "
+                                     "after wrapping",
+        "ddp-inside": "ValueError: the model is wrapped with DistributedDataParallel",
+        "fully_shard": "ValueError: the model is sharded with fully_shard (FSDP2); pollux.torch supports FSDP through "
+                       "the FullyShardedDataParallel wrapper only",
+        "fsdp-to-elastic-ddp": "ValueError: the model is wrapped with FSDP (FullyShardedDataParallel: give it to "
+                               "pollux.torch.ElasticFSDP instead",
+    }
+    for case, message in want.items():
+        assert got[case] is not None and got[case].startswith(message), (case, got[case])
