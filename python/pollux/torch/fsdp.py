@@ -38,8 +38,9 @@ rank 0; loading reshards, so a job checkpointed on N ranks resumes on M.
 The rest (loader position, LR scheduler, registered objects, RNGs) is
 saved as for DDP. A checkpoint of the other wrapping is refused.
 
-Supported: torch >= 2.2 (torch.distributed.checkpoint.state_dict's
-get_state_dict/set_state_dict); tested on Debian 13's 2.6 (CPU, gloo).
+Supported: torch >= 2.2 (FSDP's sharded state dicts with
+torch.distributed.checkpoint's save and load); tested on Debian 13's 2.6
+(CPU, gloo) only.
 Sharding strategies FULL_SHARD, SHARD_GRAD_OP and NO_SHARD (the hybrid
 ones take no communication hook in torch). fully_shard (FSDP2, DTensor
 parameters) is refused with a clear error: not supported yet.
@@ -240,8 +241,9 @@ class ElasticFSDP(torch.nn.Module):
 # --- checkpoint (Session.save/load call these on every rank) -----------------
 
 class _Unpatched:
-    """The optimizer's own step() and zero_grad() for a while: get_state_dict
-    initialises an optimizer without state by a step of learning rate 0,
+    """The optimizer's own step() and zero_grad() for a while: FSDP's
+    optim_state_dict initialises an optimizer without state by a step on
+    zero gradients,
     outside the step protocol that the patched step() enforces."""
 
     def __init__(self, optimizer):
