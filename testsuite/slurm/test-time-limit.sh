@@ -30,7 +30,13 @@ run_secs=$(( $(date -d "$(job_field "$a" EndTime)" +%s) - $(date -d "$(job_field
 note "after scontrol requeue: run $(restarts "$a"): $run_secs s to its end, $used2 s used before"
 ((used2 >= used + requeued_at - run_start - 1)) || fail "job $a's run ended by Slurm's requeue was not counted: $used2 s used, was $used, ran $((requeued_at - run_start)) s"
 ((run_secs <= 60 - used2 + 1)) || fail "job $a's run may last $run_secs s after $used2 s used, of 60"
-over() { [[ $(job_state "$a") != RUNNING && $(job_state "$a") != PENDING ]]; }
+# Ended: a final state, not COMPLETING (a fresh-clone run read COMPLETING:
+# under load the steps of a job at its limit take a while to end).
+over() {
+  case $(job_state "$a") in
+    RUNNING | PENDING | COMPLETING | CONFIGURING | REQUEUE* | RESIZING | SUSPENDED | STAGE_OUT) return 1 ;;
+  esac
+}
 wait_until 150 "job $a ended" over
 end=$(date -d "$(job_field "$a" EndTime)" +%s)
 wall=$(awk -v a="$first" -v b="$end" 'BEGIN { printf "%d", b - a }')
