@@ -3,6 +3,7 @@
 #include "round.h"
 
 #include <algorithm>
+#include <cmath>
 #include <climits>
 #include <exception>
 #include <limits>
@@ -531,11 +532,13 @@ bool awaits_registration(const Placement& p, const std::vector<NodeSnapshot>& no
 // decided before the restart (a checkpoint's move, a requeued job's
 // promise) rather than decide afresh on a cluster whose state it does not
 // know yet, nor move a promise in the seconds before Slurm starts it.
+// (`since` is in whole seconds: a promise of the load's own second is this
+// slurmctld's.)
 bool kept_across_restart(const Snapshot& snap, const ElasticJobSnapshot& j, const Placement& keep,
                          const Placement& current) {
   if (keep.empty() || current != keep) return false;
   if (awaits_registration(j.current, snap.nodes) || awaits_registration(keep, snap.nodes)) return true;
-  return !j.running && phase_of(j) == Phase::kStarting && snap.loaded > 0 && j.state->since < snap.loaded &&
+  return !j.running && phase_of(j) == Phase::kStarting && snap.loaded > 0 && j.state->since < std::floor(snap.loaded) &&
          snap.now < snap.loaded + kRestartPromiseHold;
 }
 
