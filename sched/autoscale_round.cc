@@ -96,10 +96,11 @@ AutoscalePlan plan_autoscale(const Snapshot& snap, const Params& params, const s
   return p;
 }
 
-std::vector<std::size_t> nodes_to_power_down(const Snapshot& snap, const AutoscalePlan& plan,
-                                             const std::vector<JobDecision>& decisions) {
-  std::vector<std::size_t> out;
-  if (!plan.active) return out;
+namespace {
+
+// Per snapshot node: whether an elastic job runs, was promised or is placed
+// there by this round's decisions.
+std::vector<bool> busy_nodes(const Snapshot& snap, const std::vector<JobDecision>& decisions) {
   std::vector<bool> busy(snap.nodes.size(), false);
   auto mark = [&](const Placement& p) {
     for (const NodeShare& s : p)
@@ -110,13 +111,24 @@ std::vector<std::size_t> nodes_to_power_down(const Snapshot& snap, const Autosca
     mark(j.decided);
   }
   for (const JobDecision& d : decisions) mark(to_placement(d.state.alloc, snap.nodes));
+  return busy;
+}
+
+}  // namespace
+
+void plan_power(const Snapshot& snap, AutoscalePlan& plan, const std::vector<JobDecision>& decisions) {
+  plan.power_down.clear();
+  plan.power_up.clear();
+  if (!plan.active || plan.places_only) return;
+  const std::vector<bool> busy = busy_nodes(snap, decisions);
   for (std::size_t n = 0; n < snap.nodes.size() && n < plan.usable.size(); ++n) {
     const NodeSnapshot& node = snap.nodes[n];
-    if (!plan.usable[n] && node.usable && node.power == Power::kOn && !node.awaiting_registration &&
-        !node.power_save_excluded && node.rigid_gpus == 0 && !busy[n])
-      out.push_back(n);
+    if (!node.usable || node.awaiting_registration || busy[n]) continue;
+    if (!plan.usable[n] && node.power == Power::kOn && !node.power_save_excluded && node.rigid_gpus == 0)
+      plan.power_down.push_back(n);
+    else if (plan.usable[n] && node.power == Power::kOff)
+      plan.power_up.push_back(n);
   }
-  return out;
 }
 
 }  // namespace pollux::sched

@@ -13,12 +13,18 @@
 // else holds (rigid jobs, elastic jobs the policy does not size, GPUs kept
 // for the rigid queue) always, then nodes on (those holding the most GPUs
 // first), booting next, powered down last.
-// After the decisions (nodes_to_power_down): the nodes on that the policy
-// may not use and that are idle (no rigid GPUs, no elastic job running
-// there, promised or placed there by this round) are to be powered down
-// (POWER_DOWN_ASAP: enact_power.h), promptly rather than after SuspendTime.
-// Nodes are never resumed ahead of need here: a job placed on a powered-
-// down node makes Slurm resume it, as without auto-scaling.
+// After the decisions (plan_power): the nodes on that the policy may not
+// use and that are idle (no rigid GPUs, no elastic job running there,
+// promised or placed there by this round) are to be powered down
+// (POWER_DOWN_ASAP: enact_power.h), promptly rather than after SuspendTime;
+// the nodes within the target still powered down, where this round placed
+// no job, are resumed ahead of need (POWER_UP), so that a running job grows
+// there once they have booted rather than stopping to wait for the boot
+// (the cluster grows to the target as pollux-sim's --autoscale goodput
+// grows it). A job placed on a powered-down node makes Slurm resume it, as
+// without auto-scaling.
+// An arrivals round plans too (places_only): its new jobs go only to the
+// nodes worth running, with every job counted, and it powers nothing.
 #ifndef POLLUX_SCHED_AUTOSCALE_ROUND_H
 #define POLLUX_SCHED_AUTOSCALE_ROUND_H
 
@@ -39,11 +45,11 @@ namespace pollux::sched {
 AutoscalePlan plan_autoscale(const Snapshot& snap, const Params& params, const std::vector<JobInfo>& jobs,
                              const std::vector<Placement>& current, const std::vector<int>& cap);
 
-/// The nodes (snapshot indices) to power down after the round's
-/// `decisions`: on, not among the plan's usable nodes, and idle. Empty
-/// when the plan is not active.
-std::vector<std::size_t> nodes_to_power_down(const Snapshot& snap, const AutoscalePlan& plan,
-                                             const std::vector<JobDecision>& decisions);
+/// Fills the plan's power_down (on, not among the usable nodes, idle) and
+/// power_up (powered down, usable, no job of the round there) after the
+/// round's `decisions`. Both empty when the plan is not active or only
+/// places (an arrivals round's).
+void plan_power(const Snapshot& snap, AutoscalePlan& plan, const std::vector<JobDecision>& decisions);
 
 }  // namespace pollux::sched
 

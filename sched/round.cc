@@ -641,9 +641,10 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
   for (std::size_t n = 0; n < ask_cap.size(); ++n)
     if (snap.nodes[n].awaiting_registration) ask_cap[n] = 0;  // nothing new until it registers
   // Goodput auto-scaling sizes the cluster in periodic rounds, with no job
-  // to size too (the last one ended: its nodes are no longer worth running).
-  const bool scale = policy != nullptr && !arrivals_only && params.autoscale == AutoscaleMode::kGoodput;
-  if (policy == nullptr || (ask.empty() && !scale) ||
+  // to size too (the last one ended: its nodes are no longer worth running),
+  // and limits where an arrivals round places new jobs.
+  const bool scale = policy != nullptr && params.autoscale == AutoscaleMode::kGoodput;
+  if (policy == nullptr || (ask.empty() && (!scale || arrivals_only)) ||
       (arrivals_only && std::none_of(ask_cap.begin(), ask_cap.end(), [](int g) { return g > 0; })))
     return chosen;
   std::vector<JobInfo> jobs;
@@ -656,7 +657,22 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
     ask_current.push_back(promised.current[k]);
     asked.push_back(sched[k]);
   }
-  if (scale) {
+  if (scale && arrivals_only) {
+    // The cluster's plan as the next periodic round makes it, the new jobs
+    // counted: they go only to the nodes worth running, not to a node that
+    // round would give back.
+    std::vector<JobInfo> all;
+    for (std::size_t k = 0; k < sched.size(); ++k)
+      all.push_back(policy_view(snap, snap.jobs[sched[k]], inputs[sched[k]], promised.current[k], params, false,
+                                typed_of(typed, sched[k])));
+    std::vector<int> all_cap = cap;
+    for (std::size_t n = 0; n < all_cap.size(); ++n)
+      if (snap.nodes[n].awaiting_registration) all_cap[n] = 0;
+    result.autoscale = plan_autoscale(snap, params, all, promised.current, all_cap);
+    result.autoscale.places_only = true;
+    for (std::size_t n = 0; n < ask_cap.size(); ++n)
+      if (!result.autoscale.usable[n]) ask_cap[n] = 0;
+  } else if (scale) {
     // The nodes beyond the target take nothing this round; a job there is
     // placed afresh (as pollux-sim's --autoscale goodput does).
     result.autoscale = plan_autoscale(snap, params, jobs, ask_current, ask_cap);
@@ -814,7 +830,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   }
   for (std::size_t i : jobs.outside) result.decisions.push_back(decide_outside(snap, i, inputs[i], typed_of(typed, i)));
   finish(result, snap, inputs, params, kept);
-  result.autoscale.power_down = nodes_to_power_down(snap, result.autoscale, result.decisions);
+  plan_power(snap, result.autoscale, result.decisions);
   return result;
 }
 

@@ -334,7 +334,10 @@ struct JobDecision {
 
 /// Goodput auto-scaling's decision in a periodic round (autoscale_round.h).
 struct AutoscalePlan {
-  bool active = false;     ///< pollux_autoscale=goodput, and the round was periodic
+  bool active = false;     ///< pollux_autoscale=goodput, and the round had a policy (periodic or arrivals)
+  /// An arrivals round's plan: it limits where new jobs go, and powers
+  /// nothing up or down (the periodic round sizes the cluster).
+  bool places_only = false;
   int target = 0;          ///< the nodes worth running (libgoodput's autoscale_target: the band, the running jobs' floor)
   int paid = 0;            ///< the nodes on or booting that may take work from the policy (not wholly held by others)
   int gpus_per_node = 0;   ///< as desired_nodes saw it: the most GPUs of a node that may take work
@@ -345,6 +348,9 @@ struct AutoscalePlan {
   std::vector<bool> usable;
   /// Snapshot nodes to power down: on, idle, and beyond the target.
   std::vector<std::size_t> power_down;
+  /// Snapshot nodes to resume ahead of need: powered down, within the
+  /// target, and no job placed there this round (Slurm resumes those).
+  std::vector<std::size_t> power_up;
 };
 
 struct RoundResult {
@@ -377,8 +383,10 @@ struct RoundResult {
 /// another size: pollux_gpu_type_speeds alone), and validation refuses a
 /// placement across types. With pollux_autoscale=goodput, a periodic round
 /// (a policy, not arrivals_only) sizes the cluster first (autoscale_round.h:
-/// the policy may use the nodes worth running) and names the idle nodes
-/// beyond them to power down.
+/// the policy may use the nodes worth running), names the idle nodes beyond
+/// them to power down and those within them still powered down to resume;
+/// an arrivals round places new jobs only on the nodes worth running (its
+/// plan counts every job, the new ones too) and powers nothing.
 RoundResult plan_round(const Snapshot& snapshot, const std::vector<JobInput>& inputs, const Params& params,
                        Policy* policy, bool arrivals_only = false, const TypeRatios* ratios = nullptr);
 

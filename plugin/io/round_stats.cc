@@ -31,6 +31,7 @@ void add_to(RoundTotals& t, const Snapshot& snap, const std::vector<JobInput>& i
   t.phases["total"].add(r.total_ms);
   t.jobs_considered += static_cast<long long>(snap.jobs.size());
   t.nodes_powered_down += r.nodes_powered_down;
+  t.nodes_powered_up += r.nodes_powered_up;
   for (const JobDecision& d : result.decisions) {
     const std::string kind = decision_kind(d);
     if (kind.empty()) continue;
@@ -91,6 +92,7 @@ void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, 
     autoscale_ = result.autoscale;
     autoscale_.usable.clear();
     autoscale_.power_down.clear();
+    autoscale_.power_up.clear();
   } else if (record.kind == RoundKind::kPeriodic) {
     autoscale_ = AutoscalePlan{};  // turned off
   }

@@ -51,6 +51,7 @@ struct RoundTotals {
   long long checkpoint_acks = 0;      ///< resizes requeued on the agent's acknowledgement
   long long checkpoint_timeouts = 0;  ///< resizes requeued at pollux_checkpoint_timeout without one
   long long nodes_powered_down = 0;   ///< by goodput auto-scaling (pollux_autoscale=goodput)
+  long long nodes_powered_up = 0;     ///< resumed ahead of need by goodput auto-scaling
 };
 
 /// GPUs of the cluster's GPU nodes by who holds them.
@@ -109,6 +110,7 @@ struct RoundRecord {
   std::string spool_dir;  ///< pollux_spool_dir
   SpoolSpace spool;       ///< its space this round (spool_space.h)
   int nodes_powered_down = 0;  ///< nodes Slurm took to power down this round (enact_power.h)
+  int nodes_powered_up = 0;    ///< nodes Slurm took to resume ahead of need this round
 };
 
 /// The accumulator: one per slurmctld, fed once per round by the round thread.

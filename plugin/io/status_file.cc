@@ -59,7 +59,8 @@ std::string json_totals(const RoundTotals& t) {
     << ", \"reasons\": " << json_counts(t.reasons) << ", \"refused_sizes\": " << t.refused_sizes
     << ", \"enact_errors\": " << t.enact_errors << ", \"hints_rejected\": " << json_counts(t.hints_rejected)
     << ", \"checkpoint_acks\": " << t.checkpoint_acks << ", \"checkpoint_timeouts\": " << t.checkpoint_timeouts
-    << ", \"nodes_powered_down\": " << t.nodes_powered_down << "}";
+    << ", \"nodes_powered_down\": " << t.nodes_powered_down << ", \"nodes_powered_up\": " << t.nodes_powered_up
+    << "}";
   return o.str();
 }
 
@@ -194,6 +195,9 @@ std::string metrics_text(const RoundStats& s) {
   p.family("pollux_nodes_powered_down_total", "counter",
            "Nodes powered down by goodput auto-scaling (pollux_autoscale=goodput).");
   p.sample("pollux_nodes_powered_down_total", "", static_cast<double>(t.nodes_powered_down));
+  p.family("pollux_nodes_powered_up_total", "counter",
+           "Nodes resumed ahead of need by goodput auto-scaling (pollux_autoscale=goodput).");
+  p.sample("pollux_nodes_powered_up_total", "", static_cast<double>(t.nodes_powered_up));
   if (const AutoscalePlan& a = s.autoscale(); a.active) {
     p.family("pollux_autoscale_nodes", "gauge",
              "Goodput auto-scaling at the last periodic round: the nodes worth running (target) and those on or "

@@ -30,6 +30,25 @@ PowerReport enact_power(const Snapshot& snap, const RoundResult& round) {
     ++r.powered_down;
     r.lines.push_back("power down " + name + " (" + round.autoscale.why + ")");
   }
+  for (std::size_t n : round.autoscale.power_up) {
+    const std::string& name = snap.nodes[n].name;
+    node_record_t* node = find_node_record(const_cast<char*>(name.c_str()));
+    // Resumed, allocated or going down since the snapshot: Slurm's own state wins.
+    if (node == nullptr || !IS_NODE_POWERED_DOWN(node) || IS_NODE_POWERING_UP(node) || IS_NODE_POWER_UP(node) ||
+        IS_NODE_POWERING_DOWN(node) || !IS_NODE_IDLE(node))
+      continue;
+    update_node_msg_t msg;
+    slurm_init_update_node_msg(&msg);
+    msg.node_names = const_cast<char*>(name.c_str());
+    msg.node_state = NODE_STATE_POWER_UP;  // what `scontrol power up` asks: ResumeProgram runs
+    const int rc = update_node(&msg, slurm_conf.slurm_user_id);
+    if (rc != SLURM_SUCCESS) {
+      r.errors.push_back("power up " + name + " refused by slurmctld: " + slurm_strerror(rc));
+      continue;
+    }
+    ++r.powered_up;
+    r.lines.push_back("power up " + name + " ahead of need (" + round.autoscale.why + ")");
+  }
   return r;
 }
 

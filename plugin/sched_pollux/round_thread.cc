@@ -351,7 +351,7 @@ class RoundThread {
     EnactReport report;
     PowerReport power;
     double write_ms = 0;
-    if (needs_enact(snap, result) || !result.autoscale.power_down.empty()) {
+    if (needs_enact(snap, result) || !result.autoscale.power_down.empty() || !result.autoscale.power_up.empty()) {
       const Clock::time_point t2 = Clock::now();
       {
         const SlurmctldLock lock(slurmctld_locks(READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK));
@@ -365,7 +365,7 @@ class RoundThread {
     // power down) is logged once, not every round.
     for (const std::string& e : power.errors)
       if (power_errors_.count(e) == 0) error("sched/pollux: %s", e.c_str());
-    if (power.powered_down > 0 || !power.errors.empty() || !result.autoscale.active)
+    if (power.powered_down + power.powered_up > 0 || !power.errors.empty() || !result.autoscale.active)
       power_errors_ = std::set<std::string>(power.errors.begin(), power.errors.end());
     for (const std::string& line : power.lines) info("sched/pollux: %s", line.c_str());
     if (result.autoscale.active && result.autoscale.why != last_autoscale_)
@@ -394,7 +394,7 @@ class RoundThread {
         waiting = true;
     }
     if (report.changed()) schedule_job_save();
-    if (power.powered_down > 0) schedule_node_save();
+    if (power.powered_down + power.powered_up > 0) schedule_node_save();
     if (waiting || report.released + report.requeued + report.restarted_early > 0) queue_job_scheduler();
     keep_type_speeds();  // its fsync after the decisions are enacted, not before
     if (const std::string e = boot_times_.keep(); !e.empty()) error("sched/pollux: %s", e.c_str());
@@ -416,7 +416,7 @@ class RoundThread {
                {full ? RoundKind::kPeriodic : arrivals ? RoundKind::kArrivals : RoundKind::kTransition, read_ms,
                 plan_ms, ms_since(t0), write_ms > 0, write_ms, static_cast<int>(report.errors.size()),
                 static_cast<int>(report.refusals.size()), hints_.take_rejections(), params_.spool_dir, spool_,
-                power.powered_down});
+                power.powered_down, power.powered_up});
     publisher_.publish(stats_, params_);
     return full;
   }

@@ -31,7 +31,9 @@ bool out_of_service(const node_record_t* node) {
 
 // Slurm's power saving: whether the node must boot before work runs there.
 Power power_of(const node_record_t* node) {
-  if (IS_NODE_POWERING_UP(node)) return Power::kBooting;
+  // (POWER_UP: asked to resume, e.g. by goodput auto-scaling; Slurm's power
+  // saving runs its ResumeProgram within ResumeRate: paid as booting.)
+  if (IS_NODE_POWERING_UP(node) || (IS_NODE_POWERED_DOWN(node) && IS_NODE_POWER_UP(node))) return Power::kBooting;
   if (IS_NODE_POWERED_DOWN(node) || IS_NODE_POWERING_DOWN(node)) return Power::kOff;
   return Power::kOn;
 }

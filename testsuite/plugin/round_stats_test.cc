@@ -285,15 +285,18 @@ TEST(RoundStats, GoodputAutoscalingIsSaidWhileItIsOn) {
   result.autoscale.why = "utility 0.25 below 0.35: 1 node worth running of 2 on";
   RoundRecord r = record(RoundKind::kPeriodic, 1, 1);
   r.nodes_powered_down = 1;
+  r.nodes_powered_up = 2;
   stats.add(snap, std::vector<JobInput>(2), result, r);
   EXPECT_EQ(stats.since_start().nodes_powered_down, 1);
+  EXPECT_EQ(stats.since_start().nodes_powered_up, 2);
   const std::string j = status_json(stats, 12);
   EXPECT_NE(j.find("\"autoscale\": {\"target\": 1, \"on\": 2, \"utility\": 0.25, \"why\": \"utility 0.25 below 0.35: 1 node "
                    "worth running of 2 on\"}"),
             std::string::npos) << j;
-  EXPECT_NE(j.find("\"nodes_powered_down\": 1}"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"nodes_powered_down\": 1, \"nodes_powered_up\": 2}"), std::string::npos) << j;
   const std::string m = metrics_text(stats);
   EXPECT_NE(m.find("pollux_nodes_powered_down_total 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("pollux_nodes_powered_up_total 2\n"), std::string::npos) << m;
   EXPECT_NE(m.find("pollux_autoscale_nodes{state=\"target\"} 1\npollux_autoscale_nodes{state=\"on\"} 2\n"),
             std::string::npos) << m;
   EXPECT_NE(m.find("pollux_autoscale_utility 0.25\n"), std::string::npos) << m;

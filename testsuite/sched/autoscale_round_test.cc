@@ -1,8 +1,10 @@
 // Goodput auto-scaling in the periodic round (sched/autoscale_round.h): the
 // target is libgoodput's autoscale_target (the band's desired_nodes, the
 // running jobs' floor), the policy may use that many nodes
-// (nodes held by others always, then the busiest on, booting, off), and
-// the idle nodes on beyond them are powered down; nothing with it off.
+// (nodes held by others always, then the busiest on, booting, off), the
+// idle nodes on beyond them are powered down and those within them still
+// powered down resumed ahead of need; an arrivals round places new jobs
+// within the target and powers nothing; nothing with it off.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -127,13 +129,90 @@ TEST(AutoscaleRound, OffByDefaultNothingChanges) {
   EXPECT_FALSE(r.autoscale.active);
   EXPECT_TRUE(r.autoscale.power_down.empty());
   for (const NodeInfo& n : f.policy.seen_nodes) EXPECT_EQ(n.gpus, 4);
-  // Nor in an arrivals round with it on.
+  // Nor in an arrivals round.
   Fixture g;
+  g.params = Params{};
   g.add(one_node_job(8));
   g.policy.answer = {on({{3, 4}})};
   const RoundResult a = g.run(true);
   EXPECT_FALSE(a.autoscale.active);
   EXPECT_TRUE(a.autoscale.power_down.empty());
+  for (const NodeInfo& n : g.policy.seen_nodes) EXPECT_EQ(n.gpus, 4);
+}
+
+TEST(AutoscaleRound, AnArrivalsRoundPlacesNewJobsOnlyOnTheNodesWorthRunningAndPowersNothing) {
+  // A runs on n2 (linear up to 4 GPUs); B arrives. With every job counted,
+  // the band 0.9:1 is worth 2 nodes (1 or 2: 1.0, a tie to the larger):
+  // n2 and the first idle node. B may go to n1 only, not to n3 or n4,
+  // which the next periodic round would give back; and an arrivals round
+  // powers nothing down (n3, n4 idle) or up.
+  Fixture f;
+  f.params.utility_band = {0.9, 1.0};
+  f.add(running_on(7, on({{1, 4}}), f.snap.nodes));
+  f.add(one_node_job(8));
+  f.policy.answer = {on({{0, 4}})};
+  const RoundResult r = f.run(true);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_TRUE(r.autoscale.active);
+  EXPECT_TRUE(r.autoscale.places_only);
+  EXPECT_EQ(r.autoscale.target, 2);
+  EXPECT_EQ(r.autoscale.usable, (std::vector<bool>{true, true, false, false}));
+  ASSERT_EQ(f.policy.seen_nodes.size(), 4u);
+  EXPECT_EQ(f.policy.seen_nodes[0].gpus, 4);
+  EXPECT_EQ(f.policy.seen_nodes[1].gpus, 0);  // A's, not resized in an arrivals round
+  EXPECT_EQ(f.policy.seen_nodes[2].gpus, 0);
+  EXPECT_EQ(f.policy.seen_nodes[3].gpus, 0);
+  EXPECT_TRUE(r.autoscale.power_down.empty());
+  EXPECT_TRUE(r.autoscale.power_up.empty());
+  // On a cluster at rest the first job's nodes are powered down ones: it
+  // is placed there (Slurm resumes them), never left waiting.
+  Fixture g;
+  for (NodeSnapshot& n : g.snap.nodes) n.power = Power::kOff;
+  g.add(one_node_job(8));
+  g.policy.answer = {on({{0, 4}})};
+  const RoundResult a = g.run(true);
+  ASSERT_TRUE(a.error.empty()) << a.error;
+  EXPECT_GE(a.autoscale.target, 1);
+  EXPECT_EQ(g.policy.seen_nodes[0].gpus, 4);
+  EXPECT_EQ(a.decisions[0].state.alloc.node_list, "n1");
+  EXPECT_TRUE(a.autoscale.power_up.empty());
+}
+
+TEST(AutoscaleRound, NodesWithinTheTargetStillPoweredDownAreResumedAheadOfNeed) {
+  // A runs on n1, the only node on; B waits. Two jobs linear up to 4 GPUs
+  // each: 1 node is worth 1.0, 4 nodes 8/16 = 0.5 (the band's middle). The
+  // policy places B on n2 (Slurm resumes it for B); n3 and n4, within the
+  // target and idle, are resumed now, ahead of need: a job grows there
+  // once they have booted instead of stopping to wait for a boot.
+  Fixture f;
+  for (std::size_t n = 1; n < 4; ++n) f.snap.nodes[n].power = Power::kOff;
+  f.add(running_on(7, on({{0, 4}}), f.snap.nodes));
+  f.add(one_node_job(8));
+  f.policy.answer = {on({{0, 4}}), on({{1, 4}})};
+  const RoundResult r = f.run();
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.autoscale.target, 4);
+  EXPECT_EQ(r.autoscale.paid, 1);
+  EXPECT_EQ(r.autoscale.power_up, idx({2, 3}));
+  EXPECT_TRUE(r.autoscale.power_down.empty());
+  // Booting, awaiting registration or unusable (down, drained): not asked again.
+  f.snap.nodes[2].power = Power::kBooting;
+  f.snap.nodes[3].usable = false;
+  f.policy.answer = {on({{0, 4}}), on({{1, 4}})};
+  EXPECT_TRUE(f.run().autoscale.power_up.empty());
+  f.snap.nodes[2].power = Power::kOff;
+  f.snap.nodes[2].awaiting_registration = true;
+  f.policy.answer = {on({{0, 4}}), on({{1, 4}})};
+  EXPECT_TRUE(f.run().autoscale.power_up.empty());
+  // Beyond the target: left powered down (one job worth one node, band 0.9:1).
+  Fixture g;
+  g.params.utility_band = {0.9, 1.0};
+  for (std::size_t n = 1; n < 4; ++n) g.snap.nodes[n].power = Power::kOff;
+  g.add(running_on(7, on({{0, 4}}), g.snap.nodes));
+  g.policy.answer = {on({{0, 4}})};
+  const RoundResult s = g.run();
+  EXPECT_EQ(s.autoscale.target, 1);
+  EXPECT_TRUE(s.autoscale.power_up.empty());
 }
 
 TEST(AutoscaleRound, OnNodesFirstThenBootingThenOff) {

@@ -15,7 +15,8 @@
 # (pollux_autoscale=goodput, turned on by scontrol reconfigure): once the
 # job ends, sched/pollux powers its idle nodes down (POWER_DOWN_ASAP) within
 # seconds, long before SuspendTime (60 s), and says why (the log,
-# pollux-status).
+# pollux-status); a node within the target still powered down is resumed
+# ahead of need.
 source "$(dirname "$0")/lib.sh"
 status_cmd=$POLLUX_SRC/plugin/sched_pollux/pollux-status
 start_cluster "" --nodes 3 --gpus 1 --power-save 2 --suspend-time 60 --resume-timeout 10
@@ -131,7 +132,7 @@ note "powered down by sched/pollux $((SECONDS - cancelled)) s after the job's en
 note "$(grep -m1 -o "sched/pollux: power down .*" "$CLUSTER_DIR/log/slurmctld.log")"
 said_scaled() {
   "$status_cmd" --dir "$state_dir" 2>/dev/null |
-    grep -q "Auto-scaling (goodput): no elastic job to size: 0 nodes worth running .*; [12] node(s) powered down since"
+    grep -qE "Auto-scaling \(goodput\): no elastic job to size: 0 nodes worth running .*; [12] node\(s\) powered down and [0-9]+ powered up ahead of need since"
 }
 wait_until 10 "pollux-status saying the nodes powered down by auto-scaling" said_scaled
 # The Grafana dashboard's auto-scaling queries name metrics the plugin
@@ -150,4 +151,23 @@ for f in $families; do
   grep -q "^$f[{ ]" "$prom_file" || fail "the dashboard queries $f, which $prom_file lacks: $(grep -v '^#' "$prom_file" | cut -d' ' -f1 | tr '\n' ' ')"
 done
 note "dashboard's auto-scaling metrics written: $(grep -E "^pollux_autoscale_" "$prom_file" | tr '\n' ';')"
+
+# Resumed ahead of need: on the cluster at rest again, a job that may
+# run on one node of the two left (the third is down). The band (AdaptDL's,
+# utility 0.5 at its middle) is worth 2 nodes: the job's, which Slurm
+# resumes for it, and the other, which sched/pollux resumes before
+# anything is placed there.
+if [[ -n $kept ]]; then
+  scontrol delete reservation keep
+  wait_until 20 "$kept powered down once no longer reserved" eval '[[ $(sinfo -h -n "$kept" -o %t) == *[~%] ]]'
+fi
+read -r -a left <<< "$(sinfo -h -N -o '%N %t' | awk '$2 !~ /down/ {print $1}' | sort -u | tr '\n' ' ')"
+((${#left[@]} == 2)) || fail "not 2 nodes left: $(sinfo -h -N -o '%N %t' | tr '\n' ' ')"
+one=$(submit_elastic one -N 1-2 --gpus-per-node=1 --exclude="${left[1]}")
+ahead() { grep -q "sched/pollux: power up ${left[1]} ahead of need (" "$CLUSTER_DIR/log/slurmctld.log"; }
+wait_until 30 "sched/pollux resuming ${left[1]} ahead of need (job $one may run on ${left[0]} only)" ahead
+wait_until 30 "${left[1]} booting or up" eval '[[ $(sinfo -h -n "${left[1]}" -o %t) != *"~" ]]'
+note "$(grep -m1 -o "sched/pollux: power up .*" "$CLUSTER_DIR/log/slurmctld.log"); job $one: $(comment_key "$one" alloc); ${left[1]}: $(sinfo -h -n "${left[1]}" -o %T)"
+wait_until 10 "the metrics counting the node powered up" grep -q "^pollux_nodes_powered_up_total [1-9]" "$prom_file"
+scancel "$one"
 note "ok"
