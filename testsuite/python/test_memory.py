@@ -144,4 +144,5 @@ def test_rule_what_counts_as_out_of_memory():
     assert is_out_of_memory(torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"))
     assert not is_out_of_memory(RuntimeError("expected scalar type Float but found Double"))
     assert not is_out_of_memory(MemoryError())
-    assert not is_out_of_memory(ValueError("can't allocate memory"))
+    assert not is_out_of_memory(ValueError("DefaultCPUAllocator: can't allocate memory"))
+    assert not is_out_of_memory(RuntimeError("can't allocate memory for the cache"))

@@ -67,7 +67,7 @@ def is_out_of_memory(error):
                   if isinstance(t, type))
     if kinds and isinstance(error, kinds):
         return True
-    return isinstance(error, RuntimeError) and "can't allocate memory" in str(error)
+    return isinstance(error, RuntimeError) and "DefaultCPUAllocator: can't allocate memory" in str(error)
 
 
 def _install_excepthook():
