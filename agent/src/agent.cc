@@ -11,11 +11,15 @@
 #include <optional>
 #include <stdexcept>
 
+#include <sys/stat.h>
+
 #include "agent_state.h"
 #include "checkpoint_protocol.h"
 #include "external_backend.h"
 #include "hint_publisher.h"
 #include "log.h"
+#include "memory_limit.h"
+#include "pollux/atomic_file.h"
 #include "pollux/agent_backend.h"
 #include "pollux/spool_dir.h"
 #include "resize_protocol.h"
@@ -82,6 +86,7 @@ struct Agent::Impl {
   long long step = 0, samples = 0;
   double progress = 0;
   int steps_since_config = 0;
+  int largest_run = 0;  // the largest micro-batch that completed a step in this process
 
   // The parts, each with its own job.
   StepStatistics stats;
@@ -203,7 +208,19 @@ struct Agent::Impl {
   // --- Restore --------------------------------------------------------------
   bool restore() {
     std::optional<agent_detail::CheckpointProtocol::Restored> r = checkpoints.restore();
-    if (!r) return false;
+    const bool lowered = apply_memory_limit(r.has_value());
+    if (!r) {
+      if (lowered) {  // the learnt limit, from the start of training
+        const BatchConfig init = initial_config(opt.limits, replicas);
+        apply_config(init.atomic_batch, init.accum_steps, "the job's memory limit");
+        update_gain();
+        if (hints) {
+          hints->publish(false, HintPublisher::Propose::kNo);
+          hints->adapter().flush();
+        }
+      }
+      return false;
+    }
     const std::string& dir = r->dir;
     AgentState& s = r->state;
     step = s.step;
@@ -246,6 +263,79 @@ struct Agent::Impl {
     return true;
   }
 
+  // --- The memory limit (memory_limit.h) --------------------------------------
+  std::string memory_limit_path() const { return checkpoints.root() + "/" + agent_detail::kMemoryLimitFile; }
+
+  // Rank 0 reads the limit a run of this job learnt and every rank lowers
+  // max_atomic to it: when this run resumes from a checkpoint, or is the
+  // same Slurm job; otherwise the file is another training's and is removed.
+  // Collective. True when max_atomic went down.
+  bool apply_memory_limit(bool restored) {
+    using agent_detail::RootMessage;
+    RootMessage m;
+    if (rank == 0) {
+      const std::string path = memory_limit_path();
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) == 0) {
+        const FileRead f = read_file_checked(path, 4096);
+        try {
+          if (!f) throw std::runtime_error(f.error);
+          const agent_detail::MemoryLimit l = agent_detail::parse_memory_limit(f.data);
+          if (restored || (env.job_id != 0 && l.job_id == env.job_id)) {
+            m.atomic_batch = l.max_atomic;
+            if (l.job_id != env.job_id) {  // a new job resumes another's training: the limit is its own now
+              agent_detail::MemoryLimit own = l;
+              own.job_id = env.job_id;
+              if (const std::string err = write_file_atomic(path, agent_detail::emit_memory_limit(own)); !err.empty())
+                log(rank, "%s", err.c_str());
+            }
+          } else {
+            log(rank, "%s is of job %u, and this run of job %u resumes from no checkpoint: removed", path.c_str(),
+                l.job_id, env.job_id);
+            ::unlink(path.c_str());
+          }
+        } catch (const std::exception& e) {
+          m.kind = RootMessage::Kind::kFailed;
+          m.reason = path + ": " + e.what() + " (remove it to forget the job's memory limit)";
+        }
+      }
+    }
+    m = share_from_root(*comm, rank, m);
+    if (!m.ok()) throw std::runtime_error(m.reason);
+    if (m.atomic_batch <= 0 || m.atomic_batch >= opt.limits.max_atomic) return false;
+    opt.limits.max_atomic = std::max(m.atomic_batch, opt.limits.min_atomic);
+    if (rank == 0 && opt.verbose >= 1)
+      log(rank, "micro-batches are at most %d: larger ones ran out of memory in an earlier run (%s)",
+          opt.limits.max_atomic, memory_limit_path().c_str());
+    return true;
+  }
+
+  int out_of_memory(int micro_batch) {
+    if (micro_batch < 1)
+      throw std::invalid_argument("out_of_memory(): micro-batch " + std::to_string(micro_batch) + " is not positive");
+    BatchLimits& l = opt.limits;
+    const int limit = agent_detail::lowered_max_atomic(micro_batch, largest_run, l.min_atomic, l.max_atomic);
+    l.max_atomic = limit;
+    const std::string path = memory_limit_path();
+    std::string err;
+    try {
+      make_directories(checkpoints.root());
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+    if (err.empty()) err = write_file_atomic(path, agent_detail::emit_memory_limit({limit, micro_batch, env.job_id}));
+    log(rank, "micro-batch %d ran out of memory: the job's micro-batches are at most %d from now on%s%s", micro_batch,
+        limit, err.empty() ? ", kept in " : "; not kept for its next runs: ", err.empty() ? path.c_str() : err.c_str());
+    if (hints) {
+      hints->publish(false, HintPublisher::Propose::kNo);
+      hints->adapter().flush();
+    }
+    if (!err.empty())
+      throw std::runtime_error("micro-batch " + std::to_string(micro_batch) + " ran out of memory; its limit " +
+                               std::to_string(limit) + " holds in this process but not for the job's next runs: " + err);
+    return limit;
+  }
+
   // --- Step protocol ----------------------------------------------------------
   void synchronize(GradientBuffer& grad) {
     using namespace agent_detail;
@@ -264,7 +354,8 @@ struct Agent::Impl {
     if (hints) {
       // A proposal computed before the configuration changed (e.g. by
       // set_batch_config()) improves on a configuration no longer in use.
-      if (const auto p = hints->adapter().take_proposal(); p && is_current(p->based_on)) {
+      if (const auto p = hints->adapter().take_proposal();
+          p && is_current(p->based_on) && p->atomic_batch <= opt.limits.max_atomic) {
         packet[kPropose] = 1;
         packet[kAtomic] = p->atomic_batch;
         packet[kAccum] = p->accum_steps;
@@ -321,6 +412,7 @@ struct Agent::Impl {
     skip_current = false;
     ++steps_since_config;
     if (restart.step_ended(rank, opt.verbose) && hints) hints->restart_measured();
+    largest_run = std::max(largest_run, atomic);
     if (pending_config) {
       apply_config(pending_config->first, pending_config->second, "goodput model");
       pending_config.reset();
@@ -486,6 +578,9 @@ void Agent::synchronized_late(const StepMeasurement* previous, bool skipped) {
     throw;
   }
 }
+
+int Agent::out_of_memory(int micro_batch) { return impl_->out_of_memory(micro_batch); }
+int Agent::max_atomic() const noexcept { return impl_->opt.limits.max_atomic; }
 
 TwoStep Agent::two_step_phase() const noexcept { return impl_->two_step_phase(); }
 bool Agent::external() const noexcept { return impl_->external != nullptr; }

@@ -296,6 +296,7 @@ POLLUX_GETTER(double, progress, a->agent->progress(), -1.0)
 POLLUX_GETTER(int, rank, a->agent->rank(), -1)
 POLLUX_GETTER(int, replicas, a->agent->replicas(), -1)
 POLLUX_GETTER(int, nodes, a->agent->nodes(), -1)
+POLLUX_GETTER(int, max_atomic, a->agent->max_atomic(), -1)
 POLLUX_GETTER(int, requeue_exit_code, a->agent->options().requeue_exit_code, 75)
 #undef POLLUX_GETTER
 
@@ -334,6 +335,10 @@ int pollux_agent_step_end(pollux_agent* a) {
   return c_call([&] {
     return get(a).step_end() == pollux::StepAction::kRequeueExit ? POLLUX_REQUEUE_EXIT_NOW : POLLUX_CONTINUE;
   });
+}
+
+int pollux_agent_out_of_memory(pollux_agent* a, int micro_batch) {
+  return c_call([&] { return get(a).out_of_memory(micro_batch); });
 }
 
 int pollux_agent_set_batch_config(pollux_agent* a, int atomic, int accum) {

@@ -232,6 +232,20 @@ class Agent:
         self._call(self._lib.pollux_agent_set_batch_config(self.handle, int(atomic_batch), int(accum_steps)),
                    "set_batch_config")
 
+    @property
+    def max_atomic(self):
+        """The largest micro-batch the agent configures: the job's max_atomic, lowered by out_of_memory()."""
+        return self._lib.pollux_agent_max_atomic(self.handle)
+
+    def out_of_memory(self, micro_batch):
+        """Micro-batch `micro_batch` ran out of memory on this rank (not
+        collective; the rank stops after it): lowers max_atomic and keeps it
+        in the checkpoint directory for the job's later runs (doc/agent.md,
+        "Memory"). Returns the new max_atomic; PolluxError when it was the
+        job's smallest micro-batch (nothing smaller to try) or the limit
+        could not be kept."""
+        return self._call(self._lib.pollux_agent_out_of_memory(self.handle, int(micro_batch)), "out_of_memory")
+
     def predict_iter_time(self, nodes, replicas, atomic_batch, accum_steps=0):
         """Seconds per optimizer step by the fitted model (rank 0), or None before the first fit."""
         t = ctypes.c_double()

@@ -97,6 +97,8 @@ _SIGNATURES = {
     "two_step_phase": (ctypes.c_int, [_P]),
     "step_end": (ctypes.c_int, [_P]),
     "set_batch_config": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_int]),
+    "max_atomic": (ctypes.c_int, [_P]),
+    "out_of_memory": (ctypes.c_int, [_P, ctypes.c_int]),
     "predict_iter_time": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                          ctypes.POINTER(ctypes.c_double)]),
     "profile": (ctypes.c_int, [_P, ctypes.POINTER(ProfileSample), ctypes.c_int]),

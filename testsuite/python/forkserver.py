@@ -36,7 +36,7 @@ ctl_out = os.fdopen(os.dup(1), "w")
 
 
 def child(p):
-    import atexit, runpy, threading, traceback
+    import atexit, runpy, threading
     ctl_in.close(); ctl_out.close()
     null = os.open(os.devnull, os.O_RDONLY)
     out = os.open(p["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -62,7 +62,7 @@ def child(p):
     except SystemExit as e:
         rc = e.code if isinstance(e.code, int) else (0 if e.code is None else (print(e.code, file=sys.stderr), 1)[1])
     except BaseException:
-        traceback.print_exc()
+        sys.excepthook(*sys.exc_info())  # as the interpreter does (pollux.torch's hook records an out-of-memory error)
         rc = 1
     try:
         threading._shutdown()

@@ -288,6 +288,21 @@ class Agent {
   /// every rank between step_end() and the next micro_step_begin(), at the
   /// same step. Throws std::invalid_argument outside the job's limits.
   void set_batch_config(int atomic_batch, int accum_steps);
+  /// The largest micro-batch the agent configures: the job's m_max
+  /// (options().limits.max_atomic), lowered by out_of_memory() and, from
+  /// restore() on, by what an earlier run of the job learnt.
+  int max_atomic() const noexcept;
+  /// Micro-batch `micro_batch` ran out of memory on this rank (not
+  /// collective: the rank that failed calls it, then stops; doc/agent.md,
+  /// "Memory"). max_atomic() becomes the largest micro-batch that completed
+  /// a step in this process if below `micro_batch`, else micro_batch - 1;
+  /// rank 0's hint publishes it, and <checkpoint_dir()>/memory-limit keeps
+  /// it (written atomically) for the job's later runs: restore() applies it
+  /// when it resumes from a checkpoint or in the same Slurm job. Returns
+  /// the new max_atomic(). Throws std::runtime_error when `micro_batch` is
+  /// at most m_min (nothing smaller to try), or when the file cannot be
+  /// written (the limit then holds in this process only).
+  int out_of_memory(int micro_batch);
   /// AdaScale gain for the next step: multiply the learning rate tuned for
   /// M0 by it. 1 until the gradient statistics are measured.
   double lr_gain() const noexcept;

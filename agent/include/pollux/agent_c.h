@@ -186,6 +186,15 @@ int pollux_agent_synchronize(pollux_agent* agent, void* grad, size_t count, int 
 /* enum pollux_step_action, or -1 on failure. Collective. */
 int pollux_agent_step_end(pollux_agent* agent);
 
+/* The largest micro-batch the agent configures (Agent::max_atomic): the
+ * job's max_atomic, lowered by what running out of memory taught it. */
+int pollux_agent_max_atomic(const pollux_agent* agent);
+/* Micro-batch `micro_batch` ran out of memory on this rank (not collective;
+ * Agent::out_of_memory, doc/agent.md "Memory"): lowers max_atomic and keeps
+ * it in the checkpoint directory for the job's later runs. Returns the new
+ * max_atomic, or -1 when `micro_batch` is the job's smallest (nothing
+ * smaller to try) or the limit could not be kept (the reason says which). */
+int pollux_agent_out_of_memory(pollux_agent* agent, int micro_batch);
 /* Sets the batch configuration from the next step on (Agent::set_batch_config). */
 int pollux_agent_set_batch_config(pollux_agent* agent, int atomic_batch, int accum_steps);
 /* The fitted model's seconds per optimizer step at a configuration (rank 0,

@@ -63,7 +63,10 @@ def _close():
         # Nobody tears its connections down while a peer still talks: that
         # can abort a rank in gloo's destructors. A peer that died already
         # only costs the timeout.
-        if s.comm.group is not None:
+        # A rank that an uncaught error ends does not wait: its peers may be
+        # blocked in a collective it never joins (they fail when its
+        # connections close).
+        if s.comm.group is not None and not s.failed:
             try:
                 dist.monitored_barrier(group=s.comm.group, timeout=datetime.timedelta(seconds=30))
             except Exception:

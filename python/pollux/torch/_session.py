@@ -55,7 +55,36 @@ def create(backend=None):
     if _session is not None:
         raise PolluxError("pollux.torch.init_process_group() was already called in this process")
     _session = Session(_dist.setup(backend))
+    _install_excepthook()
     return _session
+
+
+def is_out_of_memory(error):
+    """Whether `error` is torch running out of memory: its OutOfMemoryError
+    (CUDA's; torch.OutOfMemoryError where torch has it), or the RuntimeError
+    of torch's CPU allocator ("DefaultCPUAllocator: can't allocate memory")."""
+    kinds = tuple(t for t in (getattr(torch, "OutOfMemoryError", None), getattr(torch.cuda, "OutOfMemoryError", None))
+                  if isinstance(t, type))
+    if kinds and isinstance(error, kinds):
+        return True
+    return isinstance(error, RuntimeError) and "DefaultCPUAllocator: can't allocate memory" in str(error)
+
+
+def _install_excepthook():
+    """An out-of-memory error that ends the program (uncaught) inside a
+    micro-step is recorded (Session.out_of_memory) after Python prints it."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        try:
+            if _session is not None:
+                _session.failed = True
+                _session.out_of_memory(value)
+        except BaseException:  # never instead of the program's own error
+            traceback.print_exc(file=sys.stderr)
+
+    sys.excepthook = hook
 
 
 class Session:
@@ -71,12 +100,13 @@ class Session:
         self.objects = {}
         self.requeue_fns = []    # on_requeue(): the program's last word before a resize's requeue
         self.started = False
+        self.failed = False      # an uncaught error ends this process (the excepthook)
         # Known before the agent exists (it restores at the first batch).
         self.resumed = _agent.checkpoint_waiting(_agent.AgentOptions(init_batch=1))
         # Step protocol.
         self.micro = -1          # micro-step of the step in progress, -1 between steps
         self.accum = 0           # accum_steps of the step in progress
-        self.micro_ended = False
+        self.micro_ended = False  # the micro-step's forward and backward are done
         self.phase = _agent.TwoStep.OFF
         self.norms = None          # parallel._Norms, once the model is attached
         self.ddp_group = None      # the DDP model's process group (the hook all-reduces over it)
@@ -214,6 +244,27 @@ class Session:
                 traceback.print_exc(file=sys.stderr)
         sys.stdout.flush()
         sys.stderr.flush()
+
+    # --- out of memory -------------------------------------------------------
+    def out_of_memory(self, error):
+        """`error` ended the program: when it is torch running out of memory
+        in a micro-step's forward or backward, the agent lowers the job's
+        largest micro-batch below this one, for good (doc/pytorch.md,
+        "Memory"). Returns the new limit, or None."""
+        if self.agent is None or self.micro < 0 or self.micro_ended or not is_out_of_memory(error):
+            return None
+        b = self.agent.atomic_batch
+        self.micro = -1  # the step is over
+        try:
+            limit = self.agent.out_of_memory(b)
+        except PolluxError as e:
+            print(f"pollux.torch: rank {self.env.rank}: {e} (min_atomic: the first of ElasticDataLoader's "
+                  f"atomic_batch_size)", file=sys.stderr, flush=True)
+            return None
+        print(f"pollux.torch: rank {self.env.rank}: micro-batch {b} ran out of memory; this job's micro-batches are "
+              f"at most {limit} from now on (the checkpoint directory's memory-limit): requeue the job (scontrol "
+              f"requeue) to resume from its last checkpoint under that limit", file=sys.stderr, flush=True)
+        return limit
 
     # --- the step protocol ------------------------------------------------
     def reset_norms(self):
