@@ -24,6 +24,18 @@ std::string emit_memory_limit(const MemoryLimit& m) {
          "\njob_id: " + std::to_string(m.job_id) + "\n";
 }
 
+namespace {
+
+// A piece of the file quoted in an error: printable ASCII, at most 40
+// bytes (the file is the job's own, but may be damaged).
+std::string shown(std::string_view v) {
+  std::string out;
+  for (const char c : v.substr(0, 40)) out += c >= 0x20 && c < 0x7f ? c : '?';
+  return v.size() > 40 ? out + "..." : out;
+}
+
+}  // namespace
+
 MemoryLimit parse_memory_limit(std::string_view text) {
   MemoryLimit m;
   bool have_limit = false, have_job = false;
@@ -33,12 +45,12 @@ MemoryLimit parse_memory_limit(std::string_view text) {
     text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
     if (line.empty() || line[0] == '#') continue;
     const std::size_t colon = line.find(": ");
-    if (colon == std::string_view::npos) throw std::runtime_error("malformed line '" + std::string(line) + "'");
+    if (colon == std::string_view::npos) throw std::runtime_error("malformed line '" + shown(line) + "'");
     const std::string_view key = line.substr(0, colon), value = line.substr(colon + 2);
     long long v = 0;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || end != value.data() + value.size() || v < 0 || v > 4294967295LL)
-      throw std::runtime_error(std::string(key) + ": '" + std::string(value) + "' is not a count");
+      throw std::runtime_error(shown(key) + ": '" + shown(value) + "' is not a count");
     if (key == "max_atomic") {
       if (v < 1 || v > 100000000) throw std::runtime_error("max_atomic: " + std::to_string(v) + " is out of range");
       m.max_atomic = static_cast<int>(v);
@@ -49,7 +61,7 @@ MemoryLimit parse_memory_limit(std::string_view text) {
       m.job_id = static_cast<std::uint32_t>(v);
       have_job = true;
     } else {
-      throw std::runtime_error("unknown key '" + std::string(key) + "'");
+      throw std::runtime_error("unknown key '" + shown(key) + "'");
     }
   }
   if (!have_limit || !have_job) throw std::runtime_error(have_limit ? "no job_id" : "no max_atomic");
