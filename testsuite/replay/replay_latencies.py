@@ -110,7 +110,7 @@ def mean(v):
 
 def main():
     if len(sys.argv) < 2:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        print("usage: replay_latencies.py DIR [DIR...] (pollux-replay --dir, after the run)", file=sys.stderr)
         return 2
     allr = []
     for d in sys.argv[1:]:
