@@ -82,6 +82,12 @@ std::vector<int> placement_counts() {
   return out;
 }
 
+// The wall clock (seconds since the epoch, as the batch script's `date +%s.%N`
+// and slurmctld's log stamp their lines).
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 int epoch_at(const pollux::sim::Application& a, double progress, int last) {
   int e = 0;
   while (e < last - 1 && progress >= a.epoch_progress(e + 1)) ++e;
@@ -96,11 +102,13 @@ int run(const Options& o, int rank) {
     throw InputError(dir, 0, "no application '" + o.app + "' (no " +
                                  pollux::sim::trace_path(dir, o.app, "placements.csv") + ")");
   const pollux::sim::Application& a = catalog.load(o.app);
-  if (o.epochs > a.max_epochs())
-    throw InputError("--epochs " + std::to_string(o.epochs) + ": " + o.app + " trains " +
-                     std::to_string(a.max_epochs()) + " epochs");
-  const int last = o.epochs > 0 ? o.epochs : a.max_epochs();
-  const double target = a.epoch_progress(last);
+  int last = 0;  // pollux-sim's rule (Application::last_epoch), as SimJob applies it
+  try {
+    last = a.last_epoch(o.epochs);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--epochs ") + e.what());
+  }
+  const double target = a.target_progress(o.epochs);
   const long long fixed = o.batch > 0 ? o.batch : a.spec().fixed_batch;
   const double m0 = a.init_batch();
   if (o.batch > 0 && (o.batch < m0 || o.batch > a.max_batch()))
@@ -161,6 +169,7 @@ int run(const Options& o, int rank) {
   bool have_prev = false;
   double kept_sqr = 0;
   pollux::sim::Iteration it;
+  bool stepped = false;  // this run has ended a step
   while (st.progress < target) {
     const int m = agent->atomic_batch(), s = agent->accum_steps();
     const pollux::sim::StepTimes& t = cache.get(counts, m);
@@ -187,6 +196,11 @@ int run(const Options& o, int rank) {
     st.progress += it.gain;
     st.sim_seconds += it.seconds;
     if (agent->step_end() == pollux::StepAction::kRequeueExit) return agent->options().requeue_exit_code;
+    if (lead && !stepped) {  // when this run's training began (the replay's latencies: doc/simulator.md)
+      std::printf("pollux-emulate: run %d first step at %.3f\n", agent->job().restart_count, unix_seconds());
+      std::fflush(stdout);
+    }
+    stepped = true;
     if (lead && o.log_every > 0 && agent->step() % o.log_every == 0) {
       std::printf("step %lld progress %.4f/%.4f replicas %d batch %lld (%dx%d)\n", agent->step(), st.progress, target,
                   replicas, agent->total_batch(), agent->atomic_batch(), agent->accum_steps() + 1);
@@ -195,6 +209,7 @@ int run(const Options& o, int rank) {
   }
   if (lead) {
     const double real = std::chrono::duration<double>(Clock::now() - start).count();
+    std::printf("pollux-emulate: run %d last step at %.3f\n", agent->job().restart_count, unix_seconds());
     std::printf("pollux-emulate: %s done: steps %lld progress %.6f/%.6f simulated %.1f s real %.1f s restarts %d\n",
                 o.app.c_str(), agent->step(), st.progress, target, st.sim_seconds, real, agent->job().restart_count);
     // What the agent was shown last: the tests hold its hint against it.

@@ -158,6 +158,13 @@ double Application::epoch_progress(int epoch) const {
   return epoch_progress_.at(static_cast<std::size_t>(epoch));
 }
 
+int Application::last_epoch(int epochs) const {
+  if (epochs < 0 || epochs > max_epochs_)
+    throw InputError(std::to_string(epochs) + ": " + name() + " trains " + std::to_string(max_epochs_) +
+                     " epochs (0: all of them)");
+  return epochs > 0 ? epochs : max_epochs_;
+}
+
 GradStats Application::grad_stats(double batch, int epoch) const {
   std::vector<double> sqr, var;
   for (const auto& [b, runs] : trace_.validation) {

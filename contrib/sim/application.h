@@ -88,6 +88,17 @@ class Application {
   /// Progress at which `epoch` epochs are complete (0 for epoch 0);
   /// epoch in [0, max_epochs].
   double epoch_progress(int epoch) const;
+  /// The epoch after which a job told to train `epochs` epochs ends (the
+  /// one rule of pollux-sim's --epochs, a study's pruned trials, a
+  /// history's pollux-epochs= and pollux-emulate's --epochs): `epochs`,
+  /// or the whole training (max_epochs) for 0. InputError ("N: APP trains
+  /// M epochs ...") for fewer than 0 or more than the application trains.
+  int last_epoch(int epochs) const;
+  /// The progress at which that job is complete:
+  /// epoch_progress(last_epoch(epochs)). SimJob completes when its
+  /// progress reaches it (at that epoch's end), pollux-emulate stops at
+  /// the first step that reaches it.
+  double target_progress(int epochs) const { return epoch_progress(last_epoch(epochs)); }
   /// Gradient statistics during `epoch` (0-based, < max_epochs) at total batch `batch`.
   GradStats grad_stats(double batch, int epoch) const;
   /// Cumulative optimizer steps after epoch `epoch` (0-based) at total

@@ -101,12 +101,13 @@ struct Hetero {
   }
 };
 
-// How long a re-allocation stalls `job`: --restart-delay, or with
-// --sia-calibration Sia's simulator's checkpoint-restore time of its model;
-// none for a job of recorded duration.
+// How long a re-allocation stalls `job`: --restart-delay (its first start:
+// --start-delay, where given), or with --sia-calibration Sia's simulator's
+// checkpoint-restore time of its model; none for a job of recorded duration.
 static double restart_delay_of(const SimOptions& o, const SimJob& job) {
   if (job.recorded()) return 0;  // its recorded time holds its start (a node's boot still delays it)
-  return o.sia_calibration ? sia_calibration(job.app().name()).restart_delay : o.restart_delay;
+  if (o.sia_calibration) return sia_calibration(job.app().name()).restart_delay;
+  return !job.started() && o.start_delay >= 0 ? o.start_delay : o.restart_delay;
 }
 
 // Moves job `job` to `p`: the profile slot is the placement's type (when
@@ -332,6 +333,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     jobs.emplace_back(w.name, held ? HUGE_VAL : w.submit_time, *cache, fixed,
                       hetero.typed ? static_cast<int>(hetero.types.size()) : 1);
     if (options.sia_calibration) jobs.back().set_slowdown(sia_calibration(w.application).slowdown);
+    jobs.back().set_end_delay(options.end_delay);
     jobs.back().set_last_epoch(w.last_epoch);
   }
 
@@ -339,7 +341,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
   SimCluster cluster{nodes, {}, options.min_nodes};
   if (hetero.typed)
     for (const GpuType& g : hetero.types) cluster.gpu_types.push_back(g.name);
-  const sched::Params params = sim_params(options.restart_delay, options.interval);
+  const sched::Params params = sim_params(options.penalty(), options.interval);
 
   const std::vector<double> limits =
       entry.input == JobInput::kRigidTimeLimit ? backfill_time_limits(workload, jobs, caches, options) : std::vector<double>{};
@@ -416,11 +418,11 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       current.push_back(alloc[i]);
       switch (entry.input) {
         case JobInput::kElastic:
-          infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.restart_delay,
+          infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.penalty(),
                                           options.min_nodes, hetero.typed ? hetero.ratios.get() : nullptr));
           break;
         case JobInput::kElasticWholeLife:
-          infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.restart_delay,
+          infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.penalty(),
                                           0, hetero.typed ? hetero.ratios.get() : nullptr, false));
           sia_bootstrap(infos.back(), jobs[i]);
           infos.back().restarting = jobs[i].restarting();

@@ -57,8 +57,21 @@ struct SimOptions {
   double interval = 60;           ///< seconds between scheduling rounds (whole seconds)
   double interference = 0.0;      ///< slowdown of interfering distributed jobs, [0, 1)
   /// Seconds a re-allocation stalls a job; also the restart penalty of
-  /// the job descriptions (the least D a policy is told).
+  /// the job descriptions (the least D a policy is told) unless
+  /// `restart_penalty` is given.
   double restart_delay = 30;
+  /// sched/pollux's pollux_restart_penalty: the least D a policy is told
+  /// (< 0: `restart_delay`, the paper's simulator, where they are one).
+  double restart_penalty = -1;
+  /// Seconds a job's first start stalls it: from the round that gives it
+  /// GPUs to its first step (< 0: `restart_delay`). A replay's Slurm
+  /// start and process start (doc/simulator.md).
+  double start_delay = -1;
+  /// Seconds from a job's last step to its end: its JCT counts them and
+  /// it holds its GPUs until then (a replay's process exit and Slurm's
+  /// completion; 0: none, the paper's simulator).
+  double end_delay = 0;
+  double penalty() const noexcept { return restart_penalty >= 0 ? restart_penalty : restart_delay; }
   PolicyOptions policy_options;
   bool record_timeline = false;   ///< keep GPUs per job per round (for plots)
   /// sched/pollux's rounds (0: off, the paper's simulator): every round is

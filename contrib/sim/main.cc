@@ -56,6 +56,7 @@ struct Args {
   std::vector<std::string> workloads;
   std::vector<std::string> sacct;
   double time_scale = 1;
+  int epochs = 0;
   std::string study;
   StudySpec study_spec;
 };
@@ -263,6 +264,19 @@ int run_main(int argc, char** argv) {
   app.add_option("--restart-delay", a.restart_delay, "seconds a re-allocation stalls a job")
       ->check(CLI::Range(0, 86400))
       ->capture_default_str();
+  app.add_option("--restart-penalty", a.sim.restart_penalty,
+                 "the least restart cost D a policy weighs (sched/pollux's pollux_restart_penalty; default: "
+                 "--restart-delay)")
+      ->check(closed_range(0, 86400));
+  app.add_option("--start-delay", a.sim.start_delay,
+                 "seconds a job's first start stalls it, from the round that places it to its first step "
+                 "(default: --restart-delay)")
+      ->check(closed_range(0, 86400));
+  app.add_option("--end-delay", a.sim.end_delay,
+                 "seconds from a job's last step to its end, counted in its JCT, its GPUs held (a replay's process "
+                 "exit and Slurm's completion)")
+      ->check(closed_range(0, 86400))
+      ->capture_default_str();
   std::vector<std::string> modes;
   for (ScaleMode m : {ScaleMode::kOff, ScaleMode::kFixed, ScaleMode::kQueue, ScaleMode::kGoodput})
     modes.emplace_back(scale_mode_name(m));
@@ -321,6 +335,11 @@ int run_main(int argc, char** argv) {
                  "--sacct: simulated seconds per recorded second (a replay's time scale)")
       ->check(closed_range(1e-6, 1e6))
       ->capture_default_str();
+  app.add_option("--epochs", a.epochs,
+                 "every job of the workload files trains this many epochs, not its application's whole training "
+                 "(0: all; pollux-emulate's --epochs, the rule of a replay's jobs)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
   app.add_option("workloads", a.workloads, "workload CSV files or directories of them (none with --study)");
   try {
     app.parse(argc, argv);
@@ -338,6 +357,8 @@ int run_main(int argc, char** argv) {
     for (const char* o : {"--study-seed", "--reduction-factor", "--min-resource", "--study-gpus", "--study-batch"})
       if (app.count(o) > 0) throw InputError(std::string(o) + " is an option of --study: give --study APP:N with it");
   if (a.sacct.empty() && app.count("--time-scale") > 0) throw InputError("--time-scale is an option of --sacct");
+  if (!a.study.empty() && a.epochs > 0)
+    throw InputError("--epochs is for workload files: a --study's trials train until its pruner stops them");
   a.sim.autoscale.mode = *parse_scale_mode(a.autoscale);
   if (a.sim.autoscale.band.min >= a.sim.autoscale.band.max)
     throw InputError("--min-utility must be below --max-utility");
@@ -403,6 +424,15 @@ int run_main(int argc, char** argv) {
       if (!j.recorded) used_apps.insert(j.application);
   }
   for (const std::string& app_name : used_apps) catalog.load(app_name);
+  // --epochs: the workload files' jobs (a history's rows carry their own pollux-epochs=).
+  for (std::size_t k = 0; k < paths.size() && a.epochs > 0; ++k)
+    for (WorkloadJob& j : workloads[k].jobs) {
+      try {
+        j.last_epoch = catalog.get(j.application).last_epoch(a.epochs);
+      } catch (const InputError& e) {
+        throw InputError(workloads[k].path, j.line, "job " + j.name + ": --epochs " + e.what());
+      }
+    }
   std::vector<std::unique_ptr<AppCatalog>> profiles;
   if (!sia_traces.empty()) attach_profiles(a.sim.gpu_types, sia_traces, used_apps, catalog, profiles);
 

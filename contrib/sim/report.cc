@@ -135,6 +135,9 @@ std::string to_json(const SimOptions& o, const std::string& traces_dir, const st
     << ", \"uniform_gpus\": " << (p.uniform_gpus_per_node ? "true" : "false")
     << ", \"interference_avoidance\": " << (p.interference_avoidance ? "true" : "false")
     << ", \"traces\": " << json_string(traces_dir);
+  if (o.restart_penalty >= 0) j << ", \"restart_penalty\": " << json_number(o.restart_penalty);
+  if (o.start_delay >= 0) j << ", \"start_delay\": " << json_number(o.start_delay);
+  if (o.end_delay > 0) j << ", \"end_delay\": " << json_number(o.end_delay);
   if (has_time_limits(o)) j << ", \"time_limit_factor\": " << json_number(o.time_limit_factor);
   if (!o.gpu_types.empty()) {
     j << ", \"gpus\": " << total_gpus(o) << ", \"type_aware\": " << (o.type_aware ? "true" : "false")

@@ -20,7 +20,10 @@ constexpr int kResizeSignal = 10;
 sched::JobInput job_input(SimJob& job, const SimCluster& cluster) {
   sched::JobInput in;
   static_cast<AgentMeasures&>(in) = job.measures();
-  in.resize_signal = kResizeSignal;  // announced as each run starts: no hint latency
+  // Announced as each run starts (no hint latency); none once its training
+  // is done (SimJob::ending: its program is ending, nothing can checkpoint
+  // it), so the round leaves it be, as a moldable job.
+  in.resize_signal = job.ending() ? 0 : kResizeSignal;
   in.hint_restarts = job.restarts();
   in.immediate_checkpoint = true;
   std::shared_ptr<const SpeedupFunction> speedup = job.speedup_function();

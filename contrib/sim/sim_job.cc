@@ -50,6 +50,15 @@ void SimJob::step(double seconds, double interference) {
     current_time_ += seconds;
     return;
   }
+  if (trained_time_) {  // ending (end delay): holding its GPUs, nothing left to train
+    if (!complete()) {
+      const double end = *trained_time_ + end_delay_;
+      attained_service_ += std::max(0.0, std::min(seconds, end - current_time_)) * gpus();
+      if (current_time_ + seconds >= end) completion_time_ = end;
+    }
+    current_time_ += seconds;
+    return;
+  }
   const Application& a = app();
   const int replicas = gpus();
   const int nodes = static_cast<int>(placement_.size());
@@ -76,12 +85,22 @@ void SimJob::step(double seconds, double interference) {
       // Whole seconds, rounded half to even as the artifact's round() does.
       const double delta = std::nearbyint((next - progress_) / rate);
       epoch_ends_.push_back(current_time_ + delta);
-      const int last = last_epoch_ > 0 && last_epoch_ < a.max_epochs() ? last_epoch_ : a.max_epochs();
-      if (epoch_ >= last) completion_time_ = current_time_ + delta;
       progress_ = next;
       current_time_ += delta;
       attained_service_ += delta * replicas;
       seconds -= delta;
+      if (epoch_ >= a.last_epoch(last_epoch_)) {
+        if (end_delay_ <= 0) {
+          completion_time_ = current_time_;
+        } else {  // it ends end_delay_ later, holding its GPUs
+          trained_time_ = current_time_;
+          const double run = std::min(std::max(seconds, 0.0), end_delay_);
+          attained_service_ += run * replicas;
+          if (run >= end_delay_) completion_time_ = current_time_ + end_delay_;
+          current_time_ += seconds;
+          return;
+        }
+      }
     }
     update_local_bsz();
   }
@@ -100,6 +119,7 @@ void SimJob::reallocate(const std::vector<int>& placement, double restart_delay,
     atomic_bsz_ = 0;
     return;
   }
+  if (trained_time_) return;  // ending: nothing left to restart (its GPUs are as placed until its end)
   if (!recorded()) update_local_bsz();
   rescale_time_ = restart_delay;
   measures_.restart_seconds = restart_delay;

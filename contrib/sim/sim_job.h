@@ -75,8 +75,18 @@ class SimJob {
   /// calibration to its testbed; 1 = none).
   void set_slowdown(double factor) noexcept { slowdown_ = factor > 0 ? factor : 1.0; }
   /// The job ends after `epochs` epochs (a trial its pruner stops at a
-  /// rung); 0 or more than the application's: its full length.
-  void set_last_epoch(int epochs) noexcept { last_epoch_ = epochs; }
+  /// rung, a workload trained --epochs N); 0: its full length. The rule
+  /// is Application::last_epoch's (InputError beyond the application's).
+  void set_last_epoch(int epochs) { last_epoch_ = app().last_epoch(epochs); }
+  /// The job ends `seconds` after its last step (a replay's process exit
+  /// and Slurm's completion): completion_time() is then, and it holds its
+  /// GPUs (attained service) until then; no training is left to stall.
+  void set_end_delay(double seconds) noexcept { end_delay_ = seconds > 0 ? seconds : 0.0; }
+  /// Whether the job has ever been placed (its first start is not a restart).
+  bool started() const noexcept { return restarts_ >= 0; }
+  /// Its training is done and it is in its end delay (set_end_delay): it
+  /// holds its GPUs, and nothing in it can checkpoint for a resize.
+  bool ending() const noexcept { return trained_time_.has_value() && !complete(); }
   /// Submits the job at `time` (a study driver submitting a trial when
   /// another ends); before it, submit_time() is +infinity when constructed so.
   void submit(double time) noexcept { submit_time_ = time; }
@@ -148,13 +158,15 @@ class SimJob {
   int atomic_bsz_ = 0;
   int accum_steps_ = 0;
   int epoch_ = 0;
-  int last_epoch_ = 0;  // 0: the application's max_epochs
+  int last_epoch_ = 0;  // Application::last_epoch's; 0 until set: the application's max_epochs
   std::vector<double> epoch_ends_;
   double progress_ = 0;
   double attained_service_ = 0;
   int restarts_ = -1;  // -1: never started
   double run_start_ = 0;
   std::optional<double> completion_time_;
+  double end_delay_ = 0;
+  std::optional<double> trained_time_;  // its last step ended (the end delay runs from there)
 
   struct Slot {  // the profile and fit of one GPU type
     std::map<std::tuple<int, int, int>, bool> keys;

@@ -168,6 +168,10 @@ expect 2 "zero-nodes.sacct:3: impossible size: NNodes '0'" "$sim" --policy backf
 head -n 2 "$tmp/zero-nodes.sacct" >"$tmp/recorded.sacct"
 expect 2 "recorded.sacct:2: job 1 has no known application" "$sim" --policy pollux --sacct "$tmp/recorded.sacct"
 expect 2 "--time-scale is an option of --sacct" "$sim" --policy backfill --time-scale 10 "$tmp/good.csv"
+# --epochs beyond an application's training: the job's line; not with --study.
+expect 2 "good.csv:2: job a: --epochs 101: cifar10 trains 100 epochs" \
+  "$sim" --policy pollux --traces "$traces" --epochs 101 "$tmp/good.csv"
+expect 2 "--epochs is for workload files" "$sim" --policy pollux --traces "$traces" --epochs 2 --study cifar10:4
 # The policy list is libgoodput's table: --list-policies has one line for
 # each --policy choice --help shows, with its five fields (the last, what
 # the policy does, not empty).

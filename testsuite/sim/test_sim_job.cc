@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "input_error.h"
 #include "job_info.h"
 #include "sim_job.h"
 #include "sim_test_support.h"
@@ -191,6 +192,53 @@ TEST(SimJob, TheAgentProfilesFitsAndAdaptsTheBatch) {
   EXPECT_EQ(job.max_profiled_replicas(), 4);
   EXPECT_GE(job.fits(), 2);
   EXPECT_GE(job.batch_size(), 4 * app.min_local_bsz());
+}
+
+// --epochs: a job told N epochs completes when its progress reaches the end
+// of its N-th epoch (Application::last_epoch, pollux-emulate's rule too).
+TEST(SimJob, StoppedAfterNEpochsByTheApplicationsRule) {
+  const Application& app = catalog().get("cifar10");
+  EXPECT_EQ(app.last_epoch(0), app.max_epochs());
+  EXPECT_EQ(app.last_epoch(4), 4);
+  EXPECT_DOUBLE_EQ(app.target_progress(4), app.epoch_progress(4));
+  EXPECT_DOUBLE_EQ(app.target_progress(0), app.epoch_progress(app.max_epochs()));
+  EXPECT_THROW(app.last_epoch(app.max_epochs() + 1), InputError);
+  EXPECT_THROW(app.last_epoch(-1), InputError);
+  StepTimeCache cache(app);
+  SimJob job("c", 0, cache, 128);
+  job.set_last_epoch(4);
+  job.reallocate({1}, 30);
+  while (!job.complete()) job.step(10, 0.0);
+  EXPECT_EQ(job.epoch(), 4);
+  EXPECT_DOUBLE_EQ(job.progress(), app.target_progress(4));
+  EXPECT_EQ(job.epoch_ends().size(), 4u);
+  EXPECT_DOUBLE_EQ(job.completion_time(), job.epoch_ends().back());
+  SimJob bad("d", 0, cache, 128);
+  EXPECT_THROW(bad.set_last_epoch(app.max_epochs() + 1), InputError);
+}
+
+// --end-delay: the job ends that long after its last step, holding its
+// GPUs; in its end it is not restarted by a re-allocation.
+TEST(SimJob, EndDelayHoldsTheGpusUntilTheEnd) {
+  StepTimeCache cache(catalog().get("cifar10"));
+  SimJob plain("p", 0, cache, 128), late("l", 0, cache, 128);
+  for (SimJob* j : {&plain, &late}) {
+    j->set_last_epoch(1);
+    j->reallocate({2}, 30);
+  }
+  late.set_end_delay(4);
+  while (!plain.complete()) {
+    plain.step(1, 0.0);
+    late.step(1, 0.0);
+  }
+  EXPECT_TRUE(late.ending());
+  EXPECT_FALSE(plain.ending());
+  late.reallocate({1, 1}, 30);  // a round that moves it: nothing left to restart
+  EXPECT_EQ(late.restarts(), 0);
+  while (!late.complete()) late.step(1, 0.0);
+  EXPECT_FALSE(late.ending());
+  EXPECT_DOUBLE_EQ(late.completion_time(), plain.completion_time() + 4);
+  EXPECT_NEAR(late.attained_service(), plain.attained_service() + 4 * 2, 1e-9);
 }
 
 }  // namespace
