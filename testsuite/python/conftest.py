@@ -53,22 +53,31 @@ def run_python(argv, env, cwd=HERE, timeout=120, preload="torch", stderr_apart=T
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-@pytest.fixture
-def run_ranks(tmp_path):
-    """run_ranks(n, scenario, *args, env=...) -> list of each rank's JSON."""
+def ranks_runner(tmp_path, worker, every_rank=False, **fixed_env):
+    """run(n, scenario, *args, env=..., timeout=240) -> each rank's JSON:
+    `worker` (a script here: SCENARIO OUT_JSON ARGS...) on n ranks, as
+    torchrun starts them (RANK, WORLD_SIZE, MASTER_ADDR/PORT), each forked
+    from a process that imported torch; `fixed_env` under the call's env.
+    Every rank must exit 0; with every_rank each must also have written its
+    JSON (else: the JSON of those that did)."""
     counter = [0]
 
     def run(n, scenario, *args, env=None, timeout=240):
         counter[0] += 1
         out = str(tmp_path / f"out{counter[0]}")
-        port = str(free_port())
         base = clean_env(**{"POLLUX_CHECKPOINT_DIR": str(tmp_path / "ckpt"), "MASTER_ADDR": "127.0.0.1",
-                            "MASTER_PORT": port, "WORLD_SIZE": str(n), **(env or {})})
-        argv = [os.path.join(HERE, "worker.py"), scenario, out, *map(str, args)]
+                            "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(n), **fixed_env, **(env or {})})
+        argv = [os.path.join(HERE, worker), scenario, out, *map(str, args)]
         ranks = _forks.run_many([(argv, dict(base, RANK=str(r), LOCAL_RANK=str(r)), os.getcwd()) for r in range(n)],
                                 str(tmp_path / f"logs{counter[0]}"), timeout, stderr_apart=False)
         for r, p in enumerate(ranks):
             assert p.returncode == 0, f"rank {r} of {scenario} exited {p.returncode}:\n{p.stdout}"
-        return [json.load(open(f"{out}.{r}")) for r in range(n) if os.path.exists(f"{out}.{r}")]
+        return [json.load(open(f"{out}.{r}")) for r in range(n) if every_rank or os.path.exists(f"{out}.{r}")]
 
     return run
+
+
+@pytest.fixture
+def run_ranks(tmp_path):
+    """run_ranks(n, scenario, *args, env=...) -> list of each rank's JSON (worker.py)."""
+    return ranks_runner(tmp_path, "worker.py")

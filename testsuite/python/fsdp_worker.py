@@ -16,26 +16,9 @@ import torch.nn.functional as F
 
 import pollux.torch as pt
 from pollux.torch import fsdp as pfsdp
+from toy_data import Indexed, mlp
 
 MODERN = pfsdp._torch_version() >= pfsdp.MIN_TORCH
-
-
-class Indexed(torch.utils.data.Dataset):
-    def __init__(self, n, dim=12, seed=0):
-        g = torch.Generator().manual_seed(seed)
-        self.x = torch.randn(n, dim, generator=g)
-        self.y = (self.x @ torch.randn(dim, 1, generator=g)).squeeze(1) + 0.3 * torch.randn(n, generator=g)
-
-    def __len__(self):
-        return len(self.x)
-
-    def __getitem__(self, i):
-        return self.x[i], self.y[i]
-
-
-def mlp(dim=12):
-    torch.manual_seed(1)
-    return nn.Sequential(nn.Linear(dim, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 1))
 
 
 def wrap(kind, model, make_opt):
@@ -67,8 +50,8 @@ def old_torch(out, rank):
 def stats(out, kind, steps):
     """SGD on the same data and seed, DDP or FSDP: each step's norms and the estimate."""
     env = pt.init_process_group()
-    loader = pt.ElasticDataLoader(Indexed(4096), batch_size=16 * env.world_size, max_batch_size=16 * env.world_size,
-                                  atomic_batch_size=(8, 16))
+    loader = pt.ElasticDataLoader(Indexed(4096, with_index=False), batch_size=16 * env.world_size,
+                                  max_batch_size=16 * env.world_size, atomic_batch_size=(8, 16))
     model, opt = wrap(kind, mlp(), lambda p: torch.optim.SGD(p, lr=0.05))
     s = pt._session.get()
     a = pt.agent()
@@ -114,7 +97,7 @@ def resize(out, kind, steps):
     state and the loss on fixed data, train `steps` steps, record again,
     checkpoint, exit. Total batch 24 whatever the ranks."""
     env = pt.init_process_group()
-    ds = Indexed(480)
+    ds = Indexed(480, with_index=False)
     loader = pt.ElasticDataLoader(ds, batch_size=24, max_batch_size=24, atomic_batch_size=(2, 12))
     model, opt = wrap(kind, mlp(), lambda p: torch.optim.Adam(p, lr=0.01))
     a = pt.agent()
@@ -151,7 +134,7 @@ def bad_input(out):
     """What ElasticFSDP refuses, one process: each case's exception."""
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
     pt.init_process_group()
-    pt.ElasticDataLoader(Indexed(64), batch_size=8)
+    pt.ElasticDataLoader(Indexed(64, with_index=False), batch_size=8)
     got = {}
 
     def attempt(name, fn):

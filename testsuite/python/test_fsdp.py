@@ -3,33 +3,15 @@ statistics from shards against DDP's on the same model, data and seed, and
 the sharded checkpoint across a 2 -> 3 -> 1 resize and another wrapping;
 on an older torch (Debian 12's 1.13, which cannot import FSDP) the clear
 error naming the torch needed, which is then what each test checks."""
-import json
-import os
-
 import pytest
 
-from conftest import HERE, _forks, clean_env, free_port
+from conftest import ranks_runner
 
 
 @pytest.fixture
 def run_ranks(tmp_path):
-    """run_ranks(n, scenario, *args, env=...) -> each rank's JSON (fsdp_worker.py)."""
-    counter = [0]
-
-    def run(n, scenario, *args, env=None, timeout=240):
-        counter[0] += 1
-        out = str(tmp_path / f"out{counter[0]}")
-        base = clean_env(**{"POLLUX_CHECKPOINT_DIR": str(tmp_path / "ckpt"), "MASTER_ADDR": "127.0.0.1",
-                            "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(n), "POLLUX_ADAPT": "0",
-                            **(env or {})})
-        argv = [os.path.join(HERE, "fsdp_worker.py"), scenario, out, *map(str, args)]
-        ranks = _forks.run_many([(argv, dict(base, RANK=str(r), LOCAL_RANK=str(r)), os.getcwd()) for r in range(n)],
-                                str(tmp_path / f"logs{counter[0]}"), timeout, stderr_apart=False)
-        for r, p in enumerate(ranks):
-            assert p.returncode == 0, f"rank {r} of {scenario} exited {p.returncode}:\n{p.stdout}"
-        return [json.load(open(f"{out}.{r}")) for r in range(n)]
-
-    return run
+    """run_ranks(n, scenario, *args, env=...) -> each rank's JSON (fsdp_worker.py, the batch size fixed)."""
+    return ranks_runner(tmp_path, "fsdp_worker.py", every_rank=True, POLLUX_ADAPT="0")
 
 
 def old_torch(results):

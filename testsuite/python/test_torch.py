@@ -1,7 +1,6 @@
 """pollux.torch against the C++ agent (label python): the DDP hook's
 statistics, accumulation and the learning-rate rules, the loader across a
 2 -> 4 -> 1 resize, the checkpoint round trip, and clear errors on bad use."""
-import array
 import os
 import subprocess
 import sys

@@ -9,7 +9,6 @@ import os
 import sys
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 if os.environ.get("POLLUX_TEST_WEIGHTS_ONLY_LOAD") == "1" and "weights_only" in torch.load.__code__.co_varnames:
@@ -24,26 +23,7 @@ if os.environ.get("POLLUX_TEST_WEIGHTS_ONLY_LOAD") == "1" and "weights_only" in 
 
 import pollux
 import pollux.torch as pt
-
-
-class Indexed(torch.utils.data.Dataset):
-    """Example i: a fixed random input, a target, and i itself."""
-
-    def __init__(self, n, dim=12, seed=0):
-        g = torch.Generator().manual_seed(seed)
-        self.x = torch.randn(n, dim, generator=g)
-        self.y = (self.x @ torch.randn(dim, 1, generator=g)).squeeze(1) + 0.3 * torch.randn(n, generator=g)
-
-    def __len__(self):
-        return len(self.x)
-
-    def __getitem__(self, i):
-        return self.x[i], self.y[i], i
-
-
-def mlp(dim=12):
-    torch.manual_seed(1)
-    return nn.Sequential(nn.Linear(dim, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 1))
+from toy_data import Indexed, mlp
 
 
 def flat_grad(params):
