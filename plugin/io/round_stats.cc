@@ -88,7 +88,7 @@ void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, 
   spool_dir_ = record.spool_dir;
   spool_ = record.spool;
   gpus_ = gpu_use(snap, result);
-  if (result.autoscale.active) {
+  if (result.autoscale.active && !result.autoscale.places_only) {  // (an arrivals round's plan sizes nothing)
     autoscale_ = result.autoscale;
     autoscale_.usable.clear();
     autoscale_.power_down.clear();

@@ -300,6 +300,12 @@ TEST(RoundStats, GoodputAutoscalingIsSaidWhileItIsOn) {
   EXPECT_NE(m.find("pollux_autoscale_nodes{state=\"target\"} 1\npollux_autoscale_nodes{state=\"on\"} 2\n"),
             std::string::npos) << m;
   EXPECT_NE(m.find("pollux_autoscale_utility 0.25\n"), std::string::npos) << m;
+  // An arrivals round's plan (where new jobs may go) is not the periodic one's: kept as it was.
+  RoundResult arrivals = result;
+  arrivals.autoscale.places_only = true;
+  arrivals.autoscale.target = 3;
+  stats.add(snap, std::vector<JobInput>(2), arrivals, record(RoundKind::kArrivals, 1, 1));
+  EXPECT_EQ(stats.autoscale().target, 1);
   // Turned off: no longer said.
   stats.add(snap, std::vector<JobInput>(2), RoundResult{}, record(RoundKind::kPeriodic, 1, 1));
   EXPECT_EQ(status_json(stats, 13).find("\"autoscale\""), std::string::npos);
