@@ -214,10 +214,7 @@ struct Agent::Impl {
         const BatchConfig init = initial_config(opt.limits, replicas);
         apply_config(init.atomic_batch, init.accum_steps, "the job's memory limit");
         update_gain();
-        if (hints) {
-          hints->publish(false, HintPublisher::Propose::kNo);
-          hints->adapter().flush();
-        }
+        publish_limits_now();
       }
       return false;
     }
@@ -310,6 +307,13 @@ struct Agent::Impl {
     return true;
   }
 
+  // The hint, written now: the job's limits changed (the scheduler sizes by them).
+  void publish_limits_now() {
+    if (!hints) return;
+    hints->publish(false, HintPublisher::Propose::kNo);
+    hints->adapter().flush();
+  }
+
   int out_of_memory(int micro_batch) {
     if (micro_batch < 1)
       throw std::invalid_argument("out_of_memory(): micro-batch " + std::to_string(micro_batch) + " is not positive");
@@ -326,10 +330,7 @@ struct Agent::Impl {
     if (err.empty()) err = write_file_atomic(path, agent_detail::emit_memory_limit({limit, micro_batch, env.job_id}));
     log(rank, "micro-batch %d ran out of memory: the job's micro-batches are at most %d from now on%s%s", micro_batch,
         limit, err.empty() ? ", kept in " : "; not kept for its next runs: ", err.empty() ? path.c_str() : err.c_str());
-    if (hints) {
-      hints->publish(false, HintPublisher::Propose::kNo);
-      hints->adapter().flush();
-    }
+    publish_limits_now();
     if (!err.empty())
       throw std::runtime_error("micro-batch " + std::to_string(micro_batch) + " ran out of memory; its limit " +
                                std::to_string(limit) + " holds in this process but not for the job's next runs: " + err);
