@@ -112,18 +112,23 @@ note "job $victim requeued $(($(date +%s) - loaded_at)) s after slurmctld came b
 # Down longer than an interval: the periodic round was overdue, and comes at once.
 wait_until 10 "a periodic round after the crash" eval '[[ -n $(round_times "$crash_mark") ]]'
 due_round "$crash_mark"
-# Requeued: slurmctld restarted once more while the job waits to start again.
-# A job Slurm starts while slurmctld stops may lose its srun ("Unable to
-# confirm allocation", as any job would): job $c, given GPUs by the round
-# that requeued job $victim, first runs its step (or waits without GPUs).
-settled_c() {
-  case $(phase "$c") in
+# slurmctld restarted once more, once the requeued job runs again: the
+# three jobs run as decided after it. A job Slurm starts while slurmctld
+# stops may lose its srun ("Unable to confirm allocation", as any job
+# would, under sched/backfill too), so the restart comes once job $victim
+# (requeued with its promise, which Slurm starts within seconds) and job
+# $c (given GPUs by the round that requeued job $victim) each run their
+# step, or wait held without GPUs. (CI saw a restart meet job $victim's
+# start: its srun failed and the job ended. A promise standing across a
+# restart is Round.APromiseMadeBeforeARestartStandsUntilSlurmStartsTheJob's.)
+settled() {
+  case $(phase "$1") in
     held) return 0 ;;
-    run | ckpt) squeue -h -s -j "$c" -o %i | grep >/dev/null -x "$c\.0" ;;
+    run | ckpt) squeue -h -s -j "$1" -o %i | grep >/dev/null -x "$1\.0" ;;
     *) return 1 ;;
   esac
 }
-wait_until 30 "job $c running its step, or held" settled_c
+wait_until 60 "jobs $victim and $c running their steps, or held" eval 'settled "$victim" && settled "$c"'
 cluster restart-ctld
 all_run() { runs_as_decided "$a" && runs_as_decided "$b" && runs_as_decided "$c"; }
 wait_until 120 "all three jobs running as decided" all_run
