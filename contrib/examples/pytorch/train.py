@@ -67,14 +67,14 @@ class Net(nn.Module):
         return self.fc2(F.relu(self.fc1(x.flatten(1))))
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--epochs", type=float, default=30, help="scale-invariant epochs to train")
-    p.add_argument("--batch-size", type=int, default=32, help="M0, the batch size the learning rate is tuned for")
-    p.add_argument("--max-batch-size", type=int, default=128)
-    p.add_argument("--atomic", type=int, nargs=2, default=(8, 64), metavar=("MIN", "MAX"),
+def common_options(p, epochs=30, batch_size=32, max_batch_size=128, atomic=(8, 64), lr=0.1):
+    """The options train.py and train_fsdp.py share (the defaults are each script's)."""
+    p.add_argument("--epochs", type=float, default=epochs, help="scale-invariant epochs to train")
+    p.add_argument("--batch-size", type=int, default=batch_size, help="M0, the batch size the learning rate is tuned for")
+    p.add_argument("--max-batch-size", type=int, default=max_batch_size)
+    p.add_argument("--atomic", type=int, nargs=2, default=atomic, metavar=("MIN", "MAX"),
                    help="per-replica micro-batch bounds")
-    p.add_argument("--lr", type=float, default=0.1,
+    p.add_argument("--lr", type=float, default=lr,
                    help="for batch_size; the AdaScale gain (up to max/batch size) multiplies it")
     p.add_argument("--momentum", type=float, default=0.0)
     p.add_argument("--lr-rule", choices=("adascale", "adamscale", "sqrt", "linear"), default=None,
@@ -83,7 +83,6 @@ def main():
                    help="learning-rate schedule over the scale-invariant epochs (stepped by progress)")
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes per rank")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--data", default=DIGITS, help="the digits data set, digits.csv.gz (default: %(default)s)")
     p.add_argument("--log-every", type=int, default=10, help="steps between progress lines")
     p.add_argument("--eval-every", type=int, default=10, help="steps between validations")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between explicit checkpoints (0: none)")
@@ -91,6 +90,10 @@ def main():
                    help="seconds added per micro-step (emulates a GPU); divided by $POLLUX_GPU_SPEED where set "
                         "(pollux-local-cluster --gpu-types: a faster GPU type)")
     p.add_argument("--example-delay", type=float, default=0.0, help="seconds added per example (likewise)")
+
+
+def parse(p):
+    """The options, with the delays divided by $POLLUX_GPU_SPEED where set."""
     o = p.parse_args()
     speed = os.environ.get("POLLUX_GPU_SPEED")
     if speed:
@@ -102,39 +105,45 @@ def main():
             p.error(f"POLLUX_GPU_SPEED={os.environ['POLLUX_GPU_SPEED']!r}: not a positive number")
         o.step_delay /= speed
         o.example_delay /= speed
+    return o
 
-    torch.manual_seed(o.seed)
-    pollux.init_process_group()                      # srun's tasks (gloo on CPU, NCCL on GPU) or one process
-    dev = pollux.device()
-    (xt, yt), (xv, yv) = digits(o.seed, o.data)
-    train_set = torch.utils.data.TensorDataset(xt, yt)
-    loader = pollux.ElasticDataLoader(train_set, batch_size=o.batch_size, max_batch_size=o.max_batch_size,
-                                      atomic_batch_size=tuple(o.atomic), seed=o.seed, num_workers=o.workers,
-                                      persistent_workers=o.workers > 0)
-    model = Net()
-    optimizer = torch.optim.SGD(model.parameters(), lr=o.lr, momentum=o.momentum)
-    schedule = None
-    if o.schedule == "cosine":  # per epoch of progress, not of data: the scheduler's epochs are progress epochs
-        schedule = pollux.ProgressScheduler(torch.optim.lr_scheduler.CosineAnnealingLR(
-            optimizer, T_max=max(1, round(o.epochs)), eta_min=0.05 * o.lr))
-    model = pollux.ElasticDataParallel(model, optimizer, schedule, lr_rule=o.lr_rule)
+
+def make_loader(o, train_set):
+    return pollux.ElasticDataLoader(train_set, batch_size=o.batch_size, max_batch_size=o.max_batch_size,
+                                    atomic_batch_size=tuple(o.atomic), seed=o.seed, num_workers=o.workers,
+                                    persistent_workers=o.workers > 0)
+
+
+def cosine(o, optimizer):
+    """The --schedule option's scheduler (None: constant): per epoch of
+    progress, not of data (the scheduler's epochs are progress epochs)."""
+    if o.schedule != "cosine":
+        return None
+    return pollux.ProgressScheduler(torch.optim.lr_scheduler.CosineAnnealingLR(
+        optimizer, T_max=max(1, round(o.epochs)), eta_min=0.05 * o.lr))
+
+
+def train(o, model, optimizer, loader, loss_of, evaluate, n_train):
+    """The elastic training loop and its log lines (the module's docstring):
+    `model` the pollux.torch wrapper, `loss_of(x, y)` a micro-batch's loss
+    on the device, `evaluate()` (val_loss, val_acc) with the model in
+    eval mode, `n_train` the training set's size. Returns the timing lines'
+    figures: {(replicas, batch, atomic, micro-steps): [seconds per step]}."""
     agent = pollux.agent()
     lead = pollux.rank() == 0
-    xv, yv = xv.to(dev), yv.to(dev)
-
-    def evaluate():
-        model.eval()
-        with torch.no_grad():
-            out = model.module(xv)
-            loss, acc = F.cross_entropy(out, yv).item(), (out.argmax(1) == yv).float().mean().item()
-        model.train()
-        return loss, acc
 
     def say(*args):
         if lead:
             print(*args, flush=True)
 
-    target = o.epochs * len(train_set) / o.batch_size       # in M0 steps, as the agent counts progress
+    def validate():
+        model.eval()
+        with torch.no_grad():
+            v = evaluate()
+        model.train()
+        return v
+
+    target = o.epochs * n_train / o.batch_size       # in M0 steps, as the agent counts progress
     val_loss, val_acc = float("nan"), 0.0
     first, last_step = True, agent.step
     step_times = {}                                  # (replicas, batch, atomic, micro-steps) -> seconds
@@ -149,7 +158,7 @@ def main():
             if delay > 0:
                 time.sleep(delay)
             optimizer.zero_grad()
-            loss = F.cross_entropy(model(x.to(dev)), y.to(dev))
+            loss = loss_of(x, y)
             loss.backward()
             shape = (agent.atomic_batch, agent.accum_steps + 1)
             config = (agent.replicas, agent.total_batch) + shape  # what this step trains with
@@ -159,9 +168,9 @@ def main():
             step = last_step = agent.step
             step_times.setdefault(config, []).append(time.perf_counter() - t0)
             if step % o.eval_every == 0:
-                val_loss, val_acc = evaluate()
+                val_loss, val_acc = validate()
             if step % o.log_every == 0:
-                say(f"step {step} epoch {agent.samples_seen / len(train_set):.2f} progress {agent.progress:.2f}/"
+                say(f"step {step} epoch {agent.samples_seen / n_train:.2f} progress {agent.progress:.2f}/"
                     f"{target:.2f} replicas {agent.replicas} batch {agent.total_batch} ({shape[0]}x{shape[1]}) "
                     f"lr_gain {agent.lr_gain:.3f} loss {loss.item():.4f} val_acc {val_acc:.4f}")
             if o.checkpoint_every and step % o.checkpoint_every == 0 and agent.progress < target:
@@ -170,12 +179,38 @@ def main():
             if agent.progress >= target:
                 break
             t0 = time.perf_counter()
-    val_loss, val_acc = evaluate()
+    val_loss, val_acc = validate()
     say(f"final step {agent.step} progress {agent.progress:.4f} samples {agent.samples_seen} "
         f"replicas {agent.replicas} val_loss {val_loss:.4f} val_acc {val_acc:.4f}")
     for (replicas, batch, atomic, micro), times in sorted(step_times.items()):
         say(f"timing replicas {replicas} batch {batch} ({atomic}x{micro}) steps {len(times)} "
             f"step_median_ms {1e3 * statistics.median(times):.3f}")
+    return step_times
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    common_options(p)
+    p.add_argument("--data", default=DIGITS, help="the digits data set, digits.csv.gz (default: %(default)s)")
+    o = parse(p)
+
+    torch.manual_seed(o.seed)
+    pollux.init_process_group()                      # srun's tasks (gloo on CPU, NCCL on GPU) or one process
+    dev = pollux.device()
+    (xt, yt), (xv, yv) = digits(o.seed, o.data)
+    train_set = torch.utils.data.TensorDataset(xt, yt)
+    loader = make_loader(o, train_set)
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=o.lr, momentum=o.momentum)
+    model = pollux.ElasticDataParallel(model, optimizer, cosine(o, optimizer), lr_rule=o.lr_rule)
+    xv, yv = xv.to(dev), yv.to(dev)
+
+    def evaluate():
+        out = model.module(xv)
+        return F.cross_entropy(out, yv).item(), (out.argmax(1) == yv).float().mean().item()
+
+    train(o, model, optimizer, loader, lambda x, y: F.cross_entropy(model(x.to(dev)), y.to(dev)), evaluate,
+          len(train_set))
     return 0
 
 
