@@ -16,16 +16,10 @@
 # that ElasticFSDP refuses it with an error naming the torch needed: what a
 # user of that torch gets (and no skip, so CI's POLLUX_TESTS_NO_SKIP=1 run
 # on the host passes without a cluster).
-set -euo pipefail
-: "${POLLUX_BUILD:?set POLLUX_BUILD to the build directory (CTest does)}"
-: "${POLLUX_SRC:?set POLLUX_SRC to the source directory (CTest does)}"
+source "$(dirname "$0")/lib.sh"
 py=${POLLUX_PYTHON:-/usr/bin/python3}
+py_has "$py" torch || skip "$py has no torch (Debian python3-torch)"
 export PYTHONPATH=$POLLUX_SRC/python POLLUX_AGENT_LIBRARY=$POLLUX_BUILD/agent/.libs/libpollux-agent.so
-if ! "$py" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)" 2>/dev/null; then
-  [[ ${POLLUX_TESTS_NO_SKIP:-0} == 1 ]] && { echo "FAILED: ${0##*/}: cannot run (POLLUX_TESTS_NO_SKIP=1): $py has no torch" >&2; exit 1; }
-  echo "SKIPPED: ${0##*/}: $py has no torch (Debian python3-torch)"
-  exit 77
-fi
 # One interpreter start (importing torch takes seconds): "new" on torch >=
 # 2.2; on an older one, ElasticFSDP's error asserted (no process group, no
 # cluster needed) and "old".
@@ -47,15 +41,13 @@ except PolluxError as e:
 else:
     raise SystemExit("ElasticFSDP accepted torch " + torch.__version__)
 EOF
-) || { echo "$said"; echo "FAILED: ${0##*/}: ElasticFSDP on this torch did not refuse it clearly" >&2; exit 1; }
+) || { echo "$said"; fail "ElasticFSDP on this torch did not refuse it clearly"; }
 if [[ $said == *old ]]; then
   echo "$said"
   echo "torch < 2.2: the FSDP job cannot run here; checked its clear error instead (the job runs on the 24.11 matrix's torch, POLLUX_MATRIX_TORCH=1)"
   exit 0
 fi
-[[ $said == new ]] || { echo "$said"; echo "FAILED: ${0##*/}: could not read $py's torch version" >&2; exit 1; }
-
-source "$(dirname "$0")/lib.sh"
+[[ $said == new ]] || { echo "$said"; fail "could not read $py's torch version"; }
 export POLLUX_PYTHON=$py POLLUX_TRAIN_PY=$POLLUX_SRC/contrib/examples/pytorch/train_fsdp.py OMP_NUM_THREADS=1
 # Enough training that the job still runs after two resizes on a loaded
 # 2-core machine (each run waits for the one before to take its steps),
