@@ -29,9 +29,9 @@
 #include <thread>
 #include <vector>
 
-#include "../sim/application.h"
-#include "../sim/input_error.h"
-#include "../sim/traces_location.h"
+#include "sim/application.h"
+#include "sim/input_error.h"
+#include "sim/traces_location.h"
 #include "emulated_norms.h"
 #include "pollux/agent_mpi.h"
 

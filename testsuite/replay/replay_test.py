@@ -115,7 +115,7 @@ def main():
     for prog in ("slurmctld", "slurmd", "munged", "sbatch", "mpirun"):
         if not shutil.which(prog) and not os.path.exists("/usr/sbin/" + prog):
             skip(prog + " not installed")
-    for path in ("contrib/replay/pollux-emulate", "contrib/sim/pollux-sim", "plugin/sched_pollux/.libs/sched_pollux.so"):
+    for path in ("contrib/replay/pollux-emulate", "sim/pollux-sim", "plugin/sched_pollux/.libs/sched_pollux.so"):
         if not os.path.exists(os.path.join(build, path)):
             skip(path + " not built")
     work = tempfile.mkdtemp(prefix="pollux-replay-test-")

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A heterogeneous cluster (contrib/sim/clusters/t4-v100-a100.csv): the first
+# A heterogeneous cluster (sim/clusters/t4-v100-a100.csv): the first
 # 30 jobs of workload-1 all complete under the type-aware Pollux and under
 # today's type-agnostic Pollux, and the type-aware one's average JCT is
 # lower; told no speed (the speed column '-', the true speeds the same),

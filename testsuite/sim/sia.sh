@@ -1,6 +1,6 @@
 #!/bin/sh
 # The Sia-like policy on a heterogeneous cluster without Sia's artifact
-# (contrib/sim/clusters/t4-v100-a100.csv, datasheet speeds): the first 30
+# (sim/clusters/t4-v100-a100.csv, datasheet speeds): the first 30
 # jobs of workload-1 all complete (every round's allocation passes
 # pollux-sim's constraint check: one type per job, capacities). Skipped
 # (77) when pollux-sim was built without GLPK, a failure then under

@@ -15,7 +15,7 @@
 
 namespace pollux::sim::test {
 
-/// The shipped traces (contrib/sim/traces/pollux-osdi21/traces).
+/// The shipped traces (sim/traces/pollux-osdi21/traces).
 inline const std::string& traces_dir() {
   static const std::string dir = SIM_TRACES_ROOT "/traces";
   return dir;

@@ -1,4 +1,4 @@
-// pollux-sim's cloud auto-scaling (contrib/sim/autoscaler.h): node states
+// pollux-sim's cloud auto-scaling (sim/autoscaler.h): node states
 // and what they cost, Slurm's power saving, and the simulation loop's use
 // of them with libgoodput's utility band (its own tests:
 // testsuite/libgoodput/test_autoscale.cc).

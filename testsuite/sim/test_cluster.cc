@@ -153,7 +153,7 @@ class NonUniformAnswer : public Policy {
 
 TEST(ClusterSim, WithArrivalsRoundsEveryRoundIsSchedPolluxsRound) {
   // With --arrivals-tick both kinds of round are sched::plan_round
-  // (contrib/sim/sched_round.h): its validation refuses a size Slurm cannot
+  // (sim/sched_round.h): its validation refuses a size Slurm cannot
   // grant, as it does in the plugin
   // (sched-test.Round.AnAnswerOutsideAJobsRangeIsNotUsed), and a policy
   // that breaks its contract stops the simulation. A simulator with rounds

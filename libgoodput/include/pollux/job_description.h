@@ -1,7 +1,7 @@
 // What a scheduler tells the Pollux policy about one elastic job: the one
 // rule that turns a job's state (age, restarts, the scale it has been
 // profiled at, its size range and limits) into the policy's JobInfo.
-// sched/pollux (sched/round.cc) and pollux-sim (contrib/sim) both
+// sched/pollux (sched/round.cc) and pollux-sim (sim) both
 // call it, so that the simulator models the plugin by construction.
 #ifndef POLLUX_JOB_DESCRIPTION_H
 #define POLLUX_JOB_DESCRIPTION_H

@@ -243,7 +243,7 @@ int run_main(int argc, char** argv) {
   app.add_option("--gpu-types", a.gpu_types,
                  "a cluster of several GPU types: a CSV of type,nodes,speed[,APPLICATION...] rows (the nodes add up "
                  "to the cluster; speed '-': the scheduler is told none and explores; e.g. "
-                 "contrib/sim/clusters/t4-v100-a100.csv)");
+                 "sim/clusters/t4-v100-a100.csv)");
   app.add_option("--sia-artifact", a.sia_artifact,
                  "an export of Sia's artifact (github.com/siasosp23/artifacts): the GPU types' step times from its "
                  "per-type profiles (the types' profile column), its traces for the rest (needs --gpu-types)");

@@ -1,8 +1,8 @@
 // Where pollux-sim finds its traces. The project ships the Pollux OSDI'21
-// traces (contrib/sim/traces/pollux-osdi21, installed under
+// traces (sim/traces/pollux-osdi21, installed under
 // $(datadir)/pollux/traces/pollux-osdi21): the default is the installed
 // copy, or the source-tree copy when the program runs from its build tree
-// (contrib/sim's, or contrib/replay's for pollux-emulate).
+// (sim's, or contrib/replay's for pollux-emulate).
 #ifndef POLLUX_SIM_TRACES_LOCATION_H
 #define POLLUX_SIM_TRACES_LOCATION_H
 
