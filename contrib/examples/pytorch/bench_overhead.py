@@ -4,7 +4,7 @@ PyTorch training step, and the agent's fitted step-time model against the
 measured step times (doc/benchmarks.md, "PyTorch: hook and agent overhead").
 
     bench_overhead.py [--ranks 1] [--steps 8] [--rounds 12] [--batch 32] [--width 2048]
-                      [--model-steps 6] [--cycles 3]
+                      [--model-steps 6] [--cycles 3] [--fsdp]
 
 Starts --ranks local processes (one CPU thread each; gloo on CPU, NCCL on
 a GPU, or --backend: two ranks on one GPU need gloo, NCCL refuses them).
@@ -22,6 +22,12 @@ and 64 x 4 micro-steps; --cycles round-robin visits of --model-steps
 steps), it compares the agent's fitted model of the time per optimizer
 step with the measured median time between the first batches of
 consecutive steps.
+
+--fsdp: the same with the MLP sharded by FSDP (torch's
+FullyShardedDataParallel, one unit per Linear, torch >= 2.2): plain FSDP
+against pollux.torch's ElasticFSDP (whose communication hook does the
+reduce-scatter and takes the shards' norms), the optimizer made after the
+wrapping in both.
 
 --host-bound: instead, a step that is all host overhead (the case of a
 GPU step that the host's Python and launches bound): 40 Linear(128, 128)
@@ -86,21 +92,37 @@ def worker(args):
 
     per_rank = args.batch
     clock = time.perf_counter
-    # Plain DDP, as a script would have it.
-    plain = mlp().to(dev)
-    plain_opt = torch.optim.SGD(plain.parameters(), lr=0.01)
-    plain = DistributedDataParallel(plain, device_ids=[dev] if cuda else None)
+    params = sum(p.numel() for p in mlp().parameters())
+    if args.fsdp:
+        # FSDP as a script would have it: one unit per Linear (the
+        # auto-wrap policy), the optimizer made after the wrapping; the
+        # same under ElasticFSDP (doc/pytorch.md's FSDP port).
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+
+        def wrapped():
+            return FSDP(mlp().to(dev), device_id=dev, auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+
+        plain = wrapped()
+        plain_opt = torch.optim.SGD(plain.parameters(), lr=0.01)
+        model = wrapped()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        model = pollux.ElasticFSDP(model, opt)
+    else:
+        # Plain DDP, as a script would have it.
+        plain = mlp().to(dev)
+        plain_opt = torch.optim.SGD(plain.parameters(), lr=0.01)
+        plain = DistributedDataParallel(plain, device_ids=[dev] if cuda else None)
+        model = mlp()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        model = pollux.ElasticDataParallel(model, opt)
     sampler = torch.utils.data.DistributedSampler(data, shuffle=True)
     plain_loader = torch.utils.data.DataLoader(data, batch_size=per_rank, sampler=sampler)
     # pollux.torch: M0 = the same global batch.
     loader = pollux.ElasticDataLoader(data, batch_size=per_rank * env.world_size,
                                       max_batch_size=16 * per_rank * env.world_size,
                                       atomic_batch_size=(16, 256))
-    model = mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    model = pollux.ElasticDataParallel(model, opt)
     agent = pollux.agent()
-    params = sum(p.numel() for p in model.parameters())
 
     def run_plain(steps):
         """The baseline loop: times from one batch to the next."""
@@ -136,6 +158,7 @@ def worker(args):
         return times
 
     out = {"ranks": env.world_size, "params": params, "batch_per_rank": per_rank, "backend": env.backend,
+           "wrapping": "FSDP (a unit per Linear)" if args.fsdp else "DDP",
            "device": torch.cuda.get_device_name(dev) if cuda else "cpu", "torch": torch.__version__,
            "threads": torch.get_num_threads()}
     agent.set_batch_config(per_rank, 0)  # the same batch as the plain step
@@ -400,6 +423,8 @@ def main():
     p.add_argument("--backend", choices=("gloo", "nccl"), help="default: NCCL on a GPU, else gloo")
     p.add_argument("--cprofile", type=int, default=0, metavar="STEPS",
                    help="then profile this many steps of each with cProfile (rank 0 prints)")
+    p.add_argument("--fsdp", action="store_true",
+                   help="FSDP (a unit per Linear) under ElasticFSDP against plain FSDP, instead of DDP (torch >= 2.2)")
     p.add_argument("--host-bound", action="store_true",
                    help="the host-overhead proxy instead: 40 small layers, 26 buckets, 4 examples a step")
     p.add_argument("--bucket-kb", type=int, default=64, help="DDP bucket size of --host-bound (KiB)")
