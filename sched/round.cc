@@ -28,6 +28,13 @@ int uniform_share(const Placement& p) {
   return g;
 }
 
+// The most GPUs a placement takes on one node; 0 when empty.
+int most_per_node(const Placement& p) {
+  int g = 0;
+  for (const NodeShare& s : p) g = std::max(g, s.gpus);
+  return g;
+}
+
 void add(std::vector<int>& use, const Placement& p, int sign = 1) {
   for (const NodeShare& s : p) use[static_cast<std::size_t>(s.node)] += sign * s.gpus;
 }
@@ -244,6 +251,7 @@ JobDecision decide_outside(const Snapshot& snap, std::size_t i, const JobInput& 
     d.hold_reason = hold_reason_for(st.why, st.why == Why::kLimits ? slurms : "");
     if (!j.held_by_other && !(j.held_by_pollux && j.hold_text == d.hold_reason)) d.action = Action::kHold;
   }
+  if (j.running || j.suspended) d.placement = j.current;
   d.view = view_of(snap, in.model, typed, j.running || j.suspended ? j.current : Placement{});
   d.comment = format_comment(d.view, st);
   return d;
@@ -567,11 +575,19 @@ const TypedJobModel* typed_of(const std::vector<TypedJobModel>& typed, std::size
   return i < typed.size() ? &typed[i] : nullptr;
 }
 
+// A job's speedup at every size, uniform or not (RoundRules::
+// uniform_placements = false; the node range is the policy's to keep:
+// JobInfo::min_nodes, max_nodes); empty without a model (linear).
+SpeedupFn model_speedup(const std::optional<JobModel>& model) {
+  if (!model || !model->speedup) return {};
+  return [fn = model->speedup](int nodes, int replicas) { return (*fn)(nodes, replicas); };
+}
+
 // The policy's view of one job: libgoodput's describe_elastic_job, the
 // rule pollux-sim applies too; on a cluster of several GPU types, with its
 // speedup on each.
 JobInfo policy_view(const Snapshot& snap, const ElasticJobSnapshot& j, const JobInput& in, const Placement& current,
-                    const Params& params, bool arrivals_only, const TypedJobModel* typed) {
+                    const Params& params, bool arrivals_only, const TypedJobModel* typed, const RoundRules& rules) {
   const ElasticRange range = *allowed_range(j);  // jobs without one are outside
   ElasticJobState es;
   static_cast<AgentMeasures&>(es) = in;
@@ -584,7 +600,8 @@ JobInfo policy_view(const Snapshot& snap, const ElasticJobSnapshot& j, const Job
   es.restarts = j.restarts;
   if (j.running && j.restarts > 0) es.run_start = j.start_time;  // a restart's cost weighs on its run
   if (j.running) es.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
-  es.speedup = range_speedup(in.model, range);
+  if (in.attained_service) es.attained_service = *in.attained_service;
+  es.speedup = rules.uniform_placements ? range_speedup(in.model, range) : model_speedup(in.model);
   es.held_gpus = placement_gpus(current);
   es.max_gpus_by_batch = in.model ? in.model->max_gpus_by_batch() : 0;
   es.min_gpus = range.min_gpus();
@@ -601,15 +618,17 @@ JobInfo policy_view(const Snapshot& snap, const ElasticJobSnapshot& j, const Job
 // Validation: why the policy's placements for the jobs `asked` (indices
 // into snap.jobs) cannot be used, "" when they can: one per job, within
 // the nodes' GPUs and on nodes of one GPU type (check_allocation), each
-// uniform and in its job's allowed range.
+// uniform (unless `rules` allow any placement: then at most the range's
+// GPUs per node on each node) and in its job's allowed range.
 std::string validate(const Snapshot& snap, const std::vector<std::size_t>& asked, const std::vector<JobInfo>& jobs,
-                     const std::vector<NodeInfo>& nodes, const std::vector<Placement>& out, const Policy& policy) {
+                     const std::vector<NodeInfo>& nodes, const std::vector<Placement>& out, const Policy& policy,
+                     const RoundRules& rules) {
   if (out.size() != asked.size())
     return "the policy returned " + std::to_string(out.size()) + " placements for " + std::to_string(asked.size()) +
            " jobs";
   if (auto bad = check_allocation(jobs, nodes, out, policy.options())) return *bad;
   for (std::size_t x = 0; x < asked.size(); ++x) {
-    const int g = uniform_share(out[x]);
+    const int g = rules.uniform_placements ? uniform_share(out[x]) : most_per_node(out[x]);
     const int n = static_cast<int>(out[x].size());
     const ElasticJobSnapshot& j = snap.jobs[asked[x]];
     const ElasticRange range = *allowed_range(j);
@@ -627,8 +646,8 @@ std::string validate(const Snapshot& snap, const std::vector<std::size_t>& asked
 std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
                                   Policy* policy, bool arrivals_only, const std::vector<std::size_t>& sched,
                                   const std::vector<int>& cap, const Promises& promised,
-                                  const std::vector<TypedJobModel>& typed, RoundResult& result,
-                                  std::vector<int>& max_replicas) {
+                                  const std::vector<TypedJobModel>& typed, const RoundRules& rules,
+                                  RoundResult& result, std::vector<int>& max_replicas) {
   std::vector<Placement> chosen = promised.keep;
   max_replicas.assign(sched.size(), 0);
   std::vector<std::size_t> ask;  // positions in sched
@@ -653,7 +672,7 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
   jobs.reserve(ask.size());
   for (std::size_t k : ask) {
     jobs.push_back(policy_view(snap, snap.jobs[sched[k]], inputs[sched[k]], promised.current[k], params,
-                               arrivals_only, typed_of(typed, sched[k])));
+                               arrivals_only, typed_of(typed, sched[k]), rules));
     ask_current.push_back(promised.current[k]);
     asked.push_back(sched[k]);
   }
@@ -664,7 +683,7 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
     std::vector<JobInfo> all;
     for (std::size_t k = 0; k < sched.size(); ++k)
       all.push_back(policy_view(snap, snap.jobs[sched[k]], inputs[sched[k]], promised.current[k], params, false,
-                                typed_of(typed, sched[k])));
+                                typed_of(typed, sched[k]), rules));
     std::vector<int> all_cap = cap;
     for (std::size_t n = 0; n < all_cap.size(); ++n)
       if (snap.nodes[n].awaiting_registration) all_cap[n] = 0;
@@ -694,7 +713,7 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
     result.report = policy->last_report();
     result.policy_ran = true;
     for (Placement& p : out) p = normalize_placement(std::move(p));
-    result.error = validate(snap, asked, jobs, nodes, out, *policy);
+    result.error = validate(snap, asked, jobs, nodes, out, *policy, rules);
     if (result.error.empty() && policy->options().interference_avoidance) {
       // (The jobs it did not size, where they run: pollux/interference.h.)
       std::vector<bool> asked(sched.size(), false);
@@ -766,6 +785,7 @@ JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, cons
   }
 
   if (requeued_by_others(j)) d.note = requeue_note(snap, j, st, has_agent(in));
+  d.placement = p;
   d.view = view_of(snap, in.model, typed, st.phase == Phase::kRunning ? j.current : p);
   d.comment = format_comment(d.view, st);
   return d;
@@ -808,7 +828,7 @@ void finish(RoundResult& result, const Snapshot& snap, const std::vector<JobInpu
 }  // namespace
 
 RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
-                       Policy* policy, bool arrivals_only, const TypeRatios* ratios) {
+                       Policy* policy, bool arrivals_only, const TypeRatios* ratios, const RoundRules& rules) {
   RoundResult result;
   const Capacity cap = capacity(snap, inputs, params);
   result.reserved_gpus = cap.reserved;
@@ -817,7 +837,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   const std::vector<TypedJobModel> typed = type_models(snap, inputs, params, ratios);
   std::vector<int> max_replicas;  // per scheduled job: the policy's cap, when its answer was used (else 0)
   const std::vector<Placement> chosen = ask_policy(snap, inputs, params, policy, arrivals_only, jobs.scheduled,
-                                                   cap.gpus, promised, typed, result, max_replicas);
+                                                   cap.gpus, promised, typed, rules, result, max_replicas);
   std::vector<int> free = cap.gpus;  // what the round leaves unused
   for (const Placement& p : chosen) add(free, p, -1);
   std::vector<Why> kept(snap.jobs.size());  // per job: why the policy kept it at its size

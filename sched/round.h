@@ -194,6 +194,25 @@ struct JobInput : AgentMeasures {
   /// and no checkpoint phase), as an acknowledgement in the same instant
   /// would. sched/pollux waits for the real agent's acknowledgement.
   bool immediate_checkpoint = false;
+  /// GPU-seconds the job has been served over its whole life, where the
+  /// caller knows it (pollux-sim); nullopt: what slurmctld shows, its
+  /// current run's (the policy orders its jobs by it).
+  std::optional<double> attained_service;
+};
+
+/// Where a round may differ from sched/pollux's own rules, for a caller
+/// that is not Slurm: pollux-sim reproducing the paper's runs, whose
+/// placements Pollux's artifact did not restrict. The defaults are
+/// sched/pollux's; the plugin never changes them. Rules, not parameters:
+/// no row of the administrator's table (params.h) sets them.
+struct RoundRules {
+  /// Slurm grants each node of a job the same GPU count (--gpus-per-node):
+  /// every placement is uniform, a job's speedup counts uniform sizes only
+  /// (range_speedup) and validation refuses any other. false: any
+  /// placement of the job's node range with at most its GPUs per node on
+  /// each node (JobDecision::placement carries it), its speedup the
+  /// model's at every size - the policy's own options say how it places.
+  bool uniform_placements = true;
 };
 
 /// Whether the job's agent announced a resize signal the administrator
@@ -330,6 +349,10 @@ struct JobDecision {
   /// A line for the log about this decision, if any (a job Slurm requeued).
   std::string note;
   int signal = 0;  ///< kSignal: the signal its agent announced
+  /// The placement the round decided for the job (`state.alloc` as node
+  /// shares; under RoundRules::uniform_placements = false, the only exact
+  /// form of a non-uniform one).
+  Placement placement;
 };
 
 /// Goodput auto-scaling's decision in a periodic round (autoscale_round.h).
@@ -387,8 +410,10 @@ struct RoundResult {
 /// them to power down and those within them still powered down to resume;
 /// an arrivals round places new jobs only on the nodes worth running (its
 /// plan counts every job, the new ones too) and powers nothing.
+/// `rules`: sched/pollux's by default (RoundRules).
 RoundResult plan_round(const Snapshot& snapshot, const std::vector<JobInput>& inputs, const Params& params,
-                       Policy* policy, bool arrivals_only = false, const TypeRatios* ratios = nullptr);
+                       Policy* policy, bool arrivals_only = false, const TypeRatios* ratios = nullptr,
+                       const RoundRules& rules = {});
 
 /// On a cluster of several GPU types: the learner's ratios for them (seeded
 /// from pollux_gpu_type_speeds), after it is told the fits of every job

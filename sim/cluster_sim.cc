@@ -160,12 +160,13 @@ static void submit_held(std::vector<SimJob>& jobs, std::size_t first_held) {
 // move where it placed them.
 static void sched_round(std::vector<SimJob>& jobs, const SimOptions& options, const SimCluster& cluster,
                         const sched::Params& params, double now, bool arrivals_only, std::vector<Placement>& alloc,
-                        Policy& policy, const PolicyEntry& entry, RunResult& result, Hetero& hetero) {
+                        Policy& policy, const PolicyEntry& entry, RunResult& result, Hetero& hetero,
+                        const sched::RoundRules& rules) {
   for (std::size_t i = 0; i < jobs.size(); ++i)
     if (jobs[i].complete()) alloc[i].clear();  // its GPUs are free
   const auto t0 = std::chrono::steady_clock::now();
   const SimRoundPlan plan = plan_sim_round(jobs, alloc, cluster, params, policy, arrivals_only, now,
-                                           hetero.typed ? hetero.ratios.get() : nullptr);
+                                           hetero.typed ? hetero.ratios.get() : nullptr, rules);
   result.policy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (arrivals_only && plan.policy_ran) ++result.arrival_rounds;
   // The plugin logs an answer it cannot use and keeps every size; in the
@@ -337,11 +338,20 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     jobs.back().set_last_epoch(w.last_epoch);
   }
 
-  // With arrivals_tick every round is sched/pollux's on this cluster (sched_round.h).
+  // sched/pollux's policy (the table's scheduler) runs in sched/pollux's
+  // round on this cluster (sched_round.h), the paper's runs too: its rules
+  // are the plugin's but where sim_rules says. Not yet: auto-scaling (the
+  // simulator's NodePool sizes the cluster from the old loop's job
+  // descriptions) and a cluster whose GPU types the policy sees without
+  // arrivals rounds (the core's typed speedups count uniform sizes only);
+  // those, and every other policy, take the loop below.
+  const bool core_round =
+      entry.scheduler && (options.arrivals_tick > 0 || (options.autoscale.mode == ScaleMode::kOff && !hetero.typed));
   SimCluster cluster{nodes, {}, options.min_nodes};
   if (hetero.typed)
     for (const GpuType& g : hetero.types) cluster.gpu_types.push_back(g.name);
   const sched::Params params = sim_params(options.penalty(), options.interval);
+  const sched::RoundRules rules = sim_rules(options.arrivals_tick > 0, policy);
 
   const std::vector<double> limits =
       entry.input == JobInput::kRigidTimeLimit ? backfill_time_limits(workload, jobs, caches, options) : std::vector<double>{};
@@ -381,14 +391,15 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     if (now + 1e-6 < next_full + options.interval && !(completed > 0 && waiting)) {
       bool arrived = false;
       for (const SimJob& j : jobs) arrived = arrived || (j.submit_time() > now - tick && j.submit_time() <= now);
-      if (arrived) sched_round(jobs, options, cluster, params, now, true, alloc, policy, entry, result, hetero);
+      if (arrived) sched_round(jobs, options, cluster, params, now, true, alloc, policy, entry, result, hetero,
+                                rules);
       incomplete = 0;
       for (const SimJob& j : jobs) incomplete += !j.complete();
       continue;
     }
     next_full = now;
     ++result.rounds;
-    if (options.arrivals_tick > 0) {
+    if (core_round) {
       // sched/pollux's periodic round.
       incomplete = 0;
       for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -396,7 +407,8 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
         ++incomplete;
         if (jobs[i].submit_time() <= now) learn_ratios(jobs[i], i, hetero);  // as below
       }
-      if (incomplete > 0) sched_round(jobs, options, cluster, params, now, false, alloc, policy, entry, result, hetero);
+      if (incomplete > 0)
+        sched_round(jobs, options, cluster, params, now, false, alloc, policy, entry, result, hetero, rules);
       if (options.record_timeline) record(result, now, alloc);
       give_up_if_stuck(workload, options, incomplete, now, last_submit);
       continue;

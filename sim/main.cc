@@ -231,9 +231,10 @@ int run_main(int argc, char** argv) {
   app.add_flag("--no-interference-avoidance", a.no_avoidance,
                "let the policy put several distributed jobs on one node");
   app.add_option("--arrivals-tick", a.sim.arrivals_tick,
-                 "sched/pollux's rounds (its plan_round, periodic and arrivals): step jobs by this many seconds "
-                 "and, after a step in which a job arrived, size the jobs without GPUs in the free GPUs (0: off, "
-                 "the paper's simulator; must divide --interval)")
+                 "sched/pollux's arrivals rounds beside its periodic ones (pollux's rounds are its plan_round "
+                 "either way): step jobs by this many seconds and, after a step in which a job arrived, size the "
+                 "jobs without GPUs in the free GPUs, placing uniformly (0: off, the paper's rounds; must divide "
+                 "--interval)")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   app.add_option("--min-nodes", a.sim.min_nodes,

@@ -26,6 +26,7 @@ sched::JobInput job_input(SimJob& job, const SimCluster& cluster) {
   in.resize_signal = job.ending() ? 0 : kResizeSignal;
   in.hint_restarts = job.restarts();
   in.immediate_checkpoint = true;
+  in.attained_service = job.attained_service();  // its whole life's, which the simulator knows
   std::shared_ptr<const SpeedupFunction> speedup = job.speedup_function();
   if (speedup == nullptr) return in;
   sched::JobModel m;
@@ -53,9 +54,15 @@ sched::Params sim_params(double restart_delay, double interval) {
   return p;
 }
 
+sched::RoundRules sim_rules(bool arrivals_rounds, const Policy& policy) {
+  sched::RoundRules rules;
+  rules.uniform_placements = arrivals_rounds || policy.options().uniform_gpus_per_node;
+  return rules;
+}
+
 SimRoundPlan plan_sim_round(std::vector<SimJob>& jobs, const std::vector<Placement>& alloc, const SimCluster& cluster,
                             const sched::Params& params, Policy& policy, bool arrivals_only, double now,
-                            const TypeRatios* ratios) {
+                            const TypeRatios* ratios, const sched::RoundRules& rules) {
   sched::Snapshot snap;
   snap.now = now;
   snap.gpu_types = cluster.gpu_types;
@@ -100,12 +107,12 @@ SimRoundPlan plan_sim_round(std::vector<SimJob>& jobs, const std::vector<Placeme
   }
   SimRoundPlan plan;
   if (snap.jobs.empty()) return plan;
-  const sched::RoundResult r = sched::plan_round(snap, inputs, params, &policy, arrivals_only, ratios);
+  const sched::RoundResult r = sched::plan_round(snap, inputs, params, &policy, arrivals_only, ratios, rules);
   plan.policy_ran = r.policy_ran;
   plan.error = r.error;
   for (const sched::JobDecision& d : r.decisions)
     if (d.action == sched::Action::kRelease || d.action == sched::Action::kRequeue)
-      plan.moves.emplace_back(index[d.job], sched::to_placement(d.state.alloc, snap.nodes));
+      plan.moves.emplace_back(index[d.job], d.placement);
   return plan;
 }
 

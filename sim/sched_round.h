@@ -15,11 +15,14 @@
 //   (state held once it ran; not yet seen before);
 // - its JobInput: the agent's measures (SimJob::measures), the model of its
 //   current fit and gradient statistics (none before its first sample), on
-//   a typed cluster the type it ran on and its fits on the others; an agent
+//   a typed cluster the type it ran on and its fits on the others, the
+//   GPU-seconds of its whole life (JobInput::attained_service); an agent
 //   that announces SIGUSR1 the moment each run starts (an *elastic* job:
 //   the simulated agent has no hint latency) and checkpoints the moment it
 //   is signalled (JobInput::immediate_checkpoint: a resize is a requeue in
 //   the round that decides it).
+// The round's rules are sched/pollux's but where sim_rules says (the
+// paper's runs place as their policy does: sched::RoundRules).
 #ifndef POLLUX_SIM_SCHED_ROUND_H
 #define POLLUX_SIM_SCHED_ROUND_H
 
@@ -31,6 +34,7 @@
 #include "pollux/policy.h"
 #include "pollux/typed_goodput.h"
 #include "sched/params.h"
+#include "sched/round.h"
 #include "sim_job.h"
 
 namespace pollux::sim {
@@ -59,10 +63,17 @@ sched::Params sim_params(double restart_delay, double interval);
 
 /// Runs sched::plan_round over the submitted (by `now`), incomplete jobs
 /// of `jobs` (their placements `alloc`, index as `jobs`) with `policy`;
-/// `ratios` as plan_round's (the learnt speeds of a typed cluster, or null).
+/// `ratios` and `rules` as plan_round's (the learnt speeds of a typed
+/// cluster, or null; sim_rules).
 SimRoundPlan plan_sim_round(std::vector<SimJob>& jobs, const std::vector<Placement>& alloc, const SimCluster& cluster,
                             const sched::Params& params, Policy& policy, bool arrivals_only, double now,
-                            const TypeRatios* ratios);
+                            const TypeRatios* ratios, const sched::RoundRules& rules = {});
+
+/// The round's rules for a simulation with `policy`: sched/pollux's, but
+/// for the placements, which are uniform with `arrivals_rounds` (the
+/// plugin's rounds: Slurm's sizes) and otherwise only when the policy
+/// places so (PolicyOptions::uniform_gpus_per_node; the paper's runs do not).
+sched::RoundRules sim_rules(bool arrivals_rounds, const Policy& policy);
 
 }  // namespace pollux::sim
 

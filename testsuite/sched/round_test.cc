@@ -1136,6 +1136,67 @@ TEST(Round, AnAnswerOutsideAJobsRangeIsNotUsed) {
   }
 }
 
+// RoundRules (pollux-sim's paper runs): with uniform_placements off, a
+// placement of the job's node range with at most its GPUs per node on
+// each node is used as it is (JobDecision::placement), and the job's
+// speedup counts every size; by default (sched/pollux) neither.
+TEST(Round, RoundRulesMayAllowNonUniformPlacements) {
+  const Placement uneven = on({{0, 3}, {1, 1}});
+  for (const bool uniform : {true, false}) {
+    Fixture f;
+    f.add(pending_job(7));
+    f.add(running_job(8, on({{2, 4}}), f.snap.nodes));
+    f.policy.answer = {uneven, on({{3, 4}})};
+    RoundRules rules;
+    rules.uniform_placements = uniform;
+    const RoundResult r = plan_round(f.snap, f.inputs, f.params, &f.policy, false, nullptr, rules);
+    ASSERT_EQ(f.policy.seen_jobs.size(), 2u);
+    // No model yet: linear, at uniform sizes only (0 for 3 GPUs on 2
+    // nodes), or everywhere (an empty function, as the policies read it).
+    const SpeedupFn& speedup = f.policy.seen_jobs[0].speedup;
+    if (uniform) {
+      EXPECT_EQ(speedup(2, 4), 4.0);
+      EXPECT_EQ(speedup(2, 3), 0.0);
+    } else {
+      EXPECT_FALSE(speedup);
+    }
+    if (uniform) {
+      EXPECT_NE(r.error.find("outside its range"), std::string::npos) << r.error;
+      EXPECT_EQ(r.decisions[0].action, Action::kHold);
+      EXPECT_EQ(r.decisions[1].action, Action::kNone);
+      EXPECT_EQ(r.decisions[1].placement, on({{2, 4}}));  // kept where it runs
+    } else {
+      EXPECT_TRUE(r.error.empty()) << r.error;
+      EXPECT_EQ(r.decisions[0].action, Action::kRelease);
+      EXPECT_EQ(r.decisions[0].placement, uneven);
+      EXPECT_EQ(r.decisions[1].action, Action::kSignal);  // to checkpoint for the move
+      EXPECT_EQ(r.decisions[1].placement, on({{3, 4}}));
+    }
+  }
+  EXPECT_TRUE(RoundRules{}.uniform_placements);  // sched/pollux's, plan_round's default
+  // Still within the range's GPUs per node and nodes.
+  Fixture f;
+  f.add(pending_job(7, ElasticRange{1, 2, 2}));
+  f.policy.answer = {on({{0, 3}, {1, 1}})};
+  RoundRules any;
+  any.uniform_placements = false;
+  EXPECT_NE(plan_round(f.snap, f.inputs, f.params, &f.policy, false, nullptr, any).error.find("outside its range"),
+            std::string::npos);
+}
+
+// JobInput::attained_service (pollux-sim: a job's whole life) is what the
+// policy orders jobs by; without it, the current run's GPU-seconds.
+TEST(Round, TheAttainedServiceIsTheInputsWhereGiven) {
+  Fixture f;
+  f.add(running_job(8, on({{2, 4}}), f.snap.nodes));  // started 50 s ago on 4 GPUs
+  f.policy.answer = {on({{2, 4}})};
+  f.run();
+  EXPECT_EQ(f.policy.seen_jobs[0].attained_service, 200.0);
+  f.inputs[0].attained_service = 5000.0;
+  f.run();
+  EXPECT_EQ(f.policy.seen_jobs[0].attained_service, 5000.0);
+}
+
 TEST(Round, AnAnswerOverCapacityIsNotUsed) {
   Fixture f;
   f.add(pending_job(7));

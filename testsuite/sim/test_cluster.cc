@@ -3,6 +3,7 @@
 // distributed jobs sharing a node, and the outputs add up.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "cluster_sim.h"
@@ -177,6 +178,60 @@ TEST(ClusterSim, WithArrivalsRoundsEveryRoundIsSchedPolluxsRound) {
           << e.what();
     }
     EXPECT_EQ(policy.non_uniform, 1);
+  }
+}
+
+// Records what the round tells it (the first round's jobs) and answers
+// as NonUniformAnswer(true), but starts any other job on one GPU of node
+// 1; its options say whether it places uniformly.
+class PaperAnswer : public NonUniformAnswer {
+ public:
+  explicit PaperAnswer(bool uniform) : NonUniformAnswer(true) { options_.uniform_gpus_per_node = uniform; }
+  std::vector<Placement> optimize(const std::vector<JobInfo>& jobs, const std::vector<NodeInfo>& nodes,
+                                  const std::vector<Placement>& current, double now) override {
+    if (first.empty()) first = jobs;
+    std::vector<Placement> out = NonUniformAnswer::optimize(jobs, nodes, current, now);
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      if (jobs[i].submit_time != 0 && out[i].empty()) out[i] = {NodeShare{1, 1}};
+    return out;
+  }
+  std::vector<JobInfo> first;
+};
+
+TEST(ClusterSim, WithoutArrivalsRoundsPolluxStillRunsSchedPolluxsRound) {
+  // The paper's runs (no --arrivals-tick) with the scheduler's policy are
+  // sched::plan_round too, under the one rule the simulator changes
+  // (sim_rules: placements uniform only as the policy places): the policy
+  // is told the core's view of each job (its request is its whole range,
+  // 2 x 4 GPUs, not the workload's 1), and the core's validation judges
+  // its answer (the round's error, not a check of the simulator's own). A
+  // policy that places uniformly has job A's 2 + 1 GPUs refused there, as
+  // sched/pollux would (RoundRules::uniform_placements:
+  // sched-test.Round.RoundRulesMayAllowNonUniformPlacements); one that
+  // does not, as the paper's Pollux, has them used.
+  const std::string p = test::write_file("paper.csv",
+                                         "name,time,application,num_replicas,batch_size\n"
+                                         "a,0,cifar10,1,128\nb,190,cifar10,1,128\n");
+  for (const bool uniform : {true, false}) {
+    SimOptions o;
+    o.policy = "pollux";
+    o.nodes = 2;
+    o.record_timeline = true;
+    PaperAnswer policy(uniform);
+    try {
+      const RunResult r = simulate(read_workload(p, catalog()), catalog(), o, policy);
+      EXPECT_FALSE(uniform) << "the simulation used a placement plan_round refuses";
+      const auto t = std::find(r.times.begin(), r.times.end(), 240.0);
+      ASSERT_NE(t, r.times.end());
+      EXPECT_EQ(r.gpus[static_cast<std::size_t>(t - r.times.begin())][0], 3);  // 2 + 1
+    } catch (const std::runtime_error& e) {
+      EXPECT_TRUE(uniform) << e.what();
+      EXPECT_NE(std::string(e.what()).find("(uniform_gpus_per_node)"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("in a round at t=240 s"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(policy.non_uniform, 1);
+    ASSERT_EQ(policy.first.size(), 1u);
+    EXPECT_EQ(policy.first[0].requested_gpus, 8);
   }
 }
 
