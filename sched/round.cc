@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "autoscale_round.h"
+#include "pollux/autoscale.h"
 #include "job_transitions.h"
 #include "pollux/interference.h"
 #include "pollux/job_description.h"
@@ -723,6 +724,9 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
         if (!asked[k]) others.push_back(promised.current[k]);
       keep_distributed_apart(others, out);
     }
+    // (The jobs' summed speedups, divided by the GPUs paid once the round
+    // is carried out: paid_utility.)
+    if (result.error.empty() && !arrivals_only) result.utility = cluster_utility(jobs, out, 1);
     if (result.error.empty())
       for (std::size_t x = 0; x < ask.size(); ++x) {
         chosen[ask[x]] = std::move(out[x]);
@@ -732,6 +736,26 @@ std::vector<Placement> ask_policy(const Snapshot& snap, const std::vector<JobInp
     result.error = std::string("the policy failed: ") + e.what();
   }
   return chosen;
+}
+
+// RoundResult::utility: ask_policy's summed speedups over the GPUs paid
+// once the round is carried out that the policy may use: nodes on or
+// booting but not powered down, resumed, or where a job is placed (Slurm
+// resumes those); not those wholly held by others (`cap`: no GPU left).
+void paid_utility(RoundResult& result, const Snapshot& snap, const std::vector<int>& cap) {
+  if (result.utility < 0) return;
+  const AutoscalePlan& plan = result.autoscale;
+  std::vector<bool> paid(snap.nodes.size(), false);
+  for (std::size_t n = 0; n < snap.nodes.size(); ++n) paid[n] = snap.nodes[n].power != Power::kOff;
+  for (std::size_t n : plan.power_down) paid[n] = false;
+  for (std::size_t n : plan.power_up) paid[n] = true;
+  for (const JobDecision& d : result.decisions)
+    for (const NodeShare& s : to_placement(d.state.alloc, snap.nodes))
+      if (static_cast<std::size_t>(s.node) < paid.size()) paid[static_cast<std::size_t>(s.node)] = true;
+  int gpus = 0;
+  for (std::size_t n = 0; n < snap.nodes.size() && n < cap.size(); ++n)
+    if (paid[n] && snap.nodes[n].usable && cap[n] > 0) gpus += snap.nodes[n].gpus;
+  result.utility = gpus > 0 ? result.utility / gpus : 0.0;
 }
 
 // State transitions of a scheduled job given placement `p`: what changes
@@ -851,6 +875,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   for (std::size_t i : jobs.outside) result.decisions.push_back(decide_outside(snap, i, inputs[i], typed_of(typed, i)));
   finish(result, snap, inputs, params, kept);
   plan_power(snap, result.autoscale, result.decisions);
+  paid_utility(result, snap, cap.gpus);
   return result;
 }
 

@@ -383,6 +383,13 @@ struct RoundResult {
   std::string error;  ///< why the policy's answer was not used (decisions then keep every size)
   int reserved_gpus = 0;  ///< GPUs kept free for rigid jobs at the head of the queue
   AutoscalePlan autoscale;  ///< pollux_autoscale=goodput: the nodes worth running, those to power down
+  /// A periodic round whose policy answer was used: the sized jobs' utility
+  /// at the placements chosen (libgoodput's cluster_utility: their summed
+  /// speedups) over the GPUs paid for once the round is carried out (nodes
+  /// on or booting and not powered down, resumed, or given a job) that the
+  /// policy may use; what goodput auto-scaling keeps in its band. -1
+  /// otherwise.
+  double utility = -1;
 };
 
 /// `inputs[i]` belongs to `snapshot.jobs[i]`. `policy` may be null (no

@@ -2,7 +2,6 @@
 #include "autoscaler.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace pollux::sim {
 
@@ -39,6 +38,11 @@ double NodePool::wait(const Placement& p, double now) const {
   return std::max(0.0, wait);
 }
 
+sched::Power NodePool::power(int node, double now) const {
+  if (!on(node)) return sched::Power::kOff;
+  return up(node, now) ? sched::Power::kOn : sched::Power::kBooting;
+}
+
 int NodePool::on_count() const { return static_cast<int>(std::count(on_.begin(), on_.end(), 1)); }
 
 int NodePool::up_count(double now) const {
@@ -71,21 +75,9 @@ void NodePool::follow_allocation(const std::vector<int>& used, double now) {
   }
 }
 
-void NodePool::resize(int target, const std::vector<int>& used, double now) {
-  target = std::clamp(target, 0, size());
-  for (int k = 0; k < size() && on_count() < target; ++k) boot(k, now);
-  // Booting nodes hold no jobs: the cheapest to give back, the latest first.
-  for (int k = size() - 1; k >= 0 && on_count() > target; --k)
-    if (on(k) && !up(k, now)) power_down(k);
-  std::vector<int> order(static_cast<std::size_t>(size()));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return used[static_cast<std::size_t>(a)] < used[static_cast<std::size_t>(b)];
-  });
-  for (int k : order) {
-    if (on_count() <= target) break;
-    if (on(k)) power_down(k);
-  }
+void NodePool::apply(const std::vector<std::size_t>& down, const std::vector<std::size_t>& up, double now) {
+  for (std::size_t n : down) power_down(static_cast<int>(n));
+  for (std::size_t n : up) boot(static_cast<int>(n), now);
 }
 
 }  // namespace pollux::sim

@@ -1,6 +1,6 @@
 // Cloud auto-scaling for pollux-sim (--autoscale): which nodes are paid for
-// and usable, and the rules that decide it. Separate from the simulation
-// loop so that it can move with the round (issue 29) to sched/pollux.
+// and usable. What decides it is Slurm's power saving (kQueue, kGoodput)
+// and, for kGoodput, sched/pollux's round (the plan it returns).
 //
 // A node is down (not paid), booting (paid, not usable until `boot_delay`
 // seconds after it was started) or up (paid, usable). Modes:
@@ -8,9 +8,10 @@
 // - kQueue: Slurm's power saving as cloud Slurm runs it today: every node is
 //   capacity to the scheduler; a job placed on a down node resumes it and
 //   waits for it to boot; a node idle for `suspend_time` goes down.
-// - kGoodput: Pollux's auto-scaling, libgoodput's autoscale_target (desired_nodes, the running jobs' floor)
-//   (pollux/autoscale.h): the cluster is sized to keep its utility in a
-//   band; the scheduler sees only up nodes.
+// - kGoodput: Pollux's auto-scaling as sched/pollux does it
+//   (pollux_autoscale=goodput, sched/autoscale_round.h, on Slurm's power
+//   saving): each round sizes the cluster to keep its utility in a band,
+//   powers down the idle nodes beyond it and resumes those within it.
 #ifndef POLLUX_SIM_AUTOSCALER_H
 #define POLLUX_SIM_AUTOSCALER_H
 
@@ -20,6 +21,7 @@
 
 #include "pollux/autoscale.h"
 #include "pollux/policy.h"
+#include "sched/round.h"
 
 namespace pollux::sim {
 
@@ -50,6 +52,9 @@ class NodePool {
   bool up(int node, double now) const { return on(node) && ready_at_[static_cast<std::size_t>(node)] <= now; }
   /// Seconds from `now` until every node of `p` is up (0: all up).
   double wait(const Placement& p, double now) const;
+  /// As sched/pollux sees the node at `now` (sched::NodeSnapshot::power):
+  /// up, booting, or powered down.
+  sched::Power power(int node, double now) const;
   int on_count() const;
   int up_count(double now) const;
 
@@ -64,10 +69,9 @@ class NodePool {
   /// the down nodes the allocation uses, powers down the nodes idle for
   /// suspend_time (an unused node's idle time starts when it is up).
   void follow_allocation(const std::vector<int>& used, double now);
-  /// kGoodput: `target` nodes on. Grows by booting down nodes; shrinks by
-  /// powering down booting nodes first, then the up nodes holding the
-  /// fewest GPUs (`used`), whose jobs the next allocation moves.
-  void resize(int target, const std::vector<int>& used, double now);
+  /// kGoodput under sched/pollux's round: powers down and resumes the
+  /// nodes the round's plan names (SimRoundPlan::power_down, power_up).
+  void apply(const std::vector<std::size_t>& down, const std::vector<std::size_t>& up, double now);
 
  private:
   AutoscaleOptions options_;

@@ -157,13 +157,25 @@ static void submit_held(std::vector<SimJob>& jobs, std::size_t first_held) {
 // sched/pollux's round (SimOptions::arrivals_tick: its periodic rounds and
 // its arrivals rounds): the plugin's own round (sched/round.h: plan_round)
 // on the simulated cluster (sched_round.h); the jobs it starts or requeues
-// move where it placed them.
-static void sched_round(std::vector<SimJob>& jobs, const SimOptions& options, const SimCluster& cluster,
-                        const sched::Params& params, double now, bool arrivals_only, std::vector<Placement>& alloc,
-                        Policy& policy, const PolicyEntry& entry, RunResult& result, Hetero& hetero,
-                        const sched::RoundRules& rules) {
+// move where it placed them. Under --autoscale (`pool`) the round sees each
+// node's power state; the nodes it powers down or resumes (goodput) are,
+// and Slurm's power saving (queue and goodput) resumes the nodes its jobs
+// use (a job placed there waits for the boot) and suspends the idle ones.
+// Returns the round's utility (sched::RoundResult::utility).
+static double sched_round(std::vector<SimJob>& jobs, const SimOptions& options, SimCluster& cluster,
+                          const sched::Params& params, double now, bool arrivals_only, std::vector<Placement>& alloc,
+                          Policy& policy, const PolicyEntry& entry, RunResult& result, Hetero& hetero,
+                          const sched::RoundRules& rules, NodePool* pool) {
   for (std::size_t i = 0; i < jobs.size(); ++i)
     if (jobs[i].complete()) alloc[i].clear();  // its GPUs are free
+  if (pool != nullptr) {
+    cluster.power.resize(cluster.nodes.size());
+    cluster.boot_wait.resize(cluster.nodes.size());
+    for (std::size_t n = 0; n < cluster.nodes.size(); ++n) {
+      cluster.power[n] = pool->power(static_cast<int>(n), now);
+      cluster.boot_wait[n] = pool->wait({NodeShare{static_cast<int>(n), 1}}, now);
+    }
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const SimRoundPlan plan = plan_sim_round(jobs, alloc, cluster, params, policy, arrivals_only, now,
                                            hetero.typed ? hetero.ratios.get() : nullptr, rules);
@@ -175,10 +187,23 @@ static void sched_round(std::vector<SimJob>& jobs, const SimOptions& options, co
     throw std::runtime_error("policy " + options.policy + " broke a constraint in " +
                              (arrivals_only ? "an arrivals" : "a") + " round at t=" +
                              std::to_string(static_cast<long long>(now)) + " s: " + plan.error);
+  if (pool != nullptr) pool->apply(plan.power_down, plan.power_up, now);
   for (const auto& [i, p] : plan.moves) {
-    move_job(jobs[i], p, node_counts(p, entry), hetero, restart_delay_of(options, jobs[i]));
+    const double boot = pool != nullptr ? pool->wait(p, now) : 0.0;
+    move_job(jobs[i], p, node_counts(p, entry), hetero, restart_delay_of(options, jobs[i]) + boot);
     alloc[i] = p;
   }
+  if (pool != nullptr && options.autoscale.mode != ScaleMode::kFixed)
+    pool->follow_allocation(used_gpus(alloc, cluster.nodes.size()), now);
+  return plan.utility;
+}
+
+// --autoscale: the round's time, the nodes paid and up, the utility.
+static void record_scale(RunResult& result, const NodePool& pool, double now, double utility) {
+  result.scale_times.push_back(now);
+  result.nodes_on.push_back(pool.on_count());
+  result.nodes_up.push_back(pool.up_count(now));
+  result.utility.push_back(utility);
 }
 
 // SimOptions::record_timeline: the round's time and each job's GPUs.
@@ -259,9 +284,9 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     throw std::runtime_error("the arrivals tick must divide the interval");
   if (options.autoscale.mode != ScaleMode::kOff && (options.arrivals_tick > 0 || !options.gpu_types.empty()))
     throw std::runtime_error("auto-scaling is simulated on a cluster of one GPU type without arrivals rounds");
-  if (options.autoscale.mode == ScaleMode::kGoodput && entry.input != JobInput::kElastic)
-    throw std::runtime_error("goodput auto-scaling needs the jobs' speedups: only with " +
-                             policy_names([](const PolicyEntry& e) { return e.input == JobInput::kElastic; }));
+  if (options.autoscale.mode == ScaleMode::kGoodput && !entry.scheduler)
+    throw std::runtime_error("goodput auto-scaling is sched/pollux's: only with " +
+                             policy_names([](const PolicyEntry& e) { return e.scheduler; }));
   if (!entry.missing.empty())
     throw std::runtime_error("policy '" + options.policy + "' is not available: libgoodput was " +
                              std::string(entry.missing));
@@ -339,18 +364,21 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
   }
 
   // sched/pollux's policy (the table's scheduler) runs in sched/pollux's
-  // round on this cluster (sched_round.h), the paper's runs too: its rules
-  // are the plugin's but where sim_rules says. Not yet: auto-scaling (the
-  // simulator's NodePool sizes the cluster from the old loop's job
-  // descriptions) and a cluster whose GPU types the policy sees without
-  // arrivals rounds (the core's typed speedups count uniform sizes only);
-  // those, and every other policy, take the loop below.
-  const bool core_round =
-      entry.scheduler && (options.arrivals_tick > 0 || (options.autoscale.mode == ScaleMode::kOff && !hetero.typed));
-  SimCluster cluster{nodes, {}, options.min_nodes};
+  // round on this cluster (sched_round.h), the paper's runs and
+  // auto-scaling too (goodput: the core's pollux_autoscale=goodput): its
+  // rules are the plugin's but where sim_rules says. Not yet: a cluster
+  // whose GPU types the policy sees without arrivals rounds (the core's
+  // typed speedups count uniform sizes only); that, and every other
+  // policy, take the loop below.
+  const bool core_round = entry.scheduler && (options.arrivals_tick > 0 || !hetero.typed);
+  SimCluster cluster{nodes, {}, options.min_nodes, {}, {}};
   if (hetero.typed)
     for (const GpuType& g : hetero.types) cluster.gpu_types.push_back(g.name);
-  const sched::Params params = sim_params(options.penalty(), options.interval);
+  sched::Params params = sim_params(options.penalty(), options.interval);
+  if (options.autoscale.mode == ScaleMode::kGoodput) {
+    params.autoscale = sched::AutoscaleMode::kGoodput;
+    params.utility_band = options.autoscale.band;
+  }
   const sched::RoundRules rules = sim_rules(options.arrivals_tick > 0, policy);
 
   const std::vector<double> limits =
@@ -391,8 +419,8 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     if (now + 1e-6 < next_full + options.interval && !(completed > 0 && waiting)) {
       bool arrived = false;
       for (const SimJob& j : jobs) arrived = arrived || (j.submit_time() > now - tick && j.submit_time() <= now);
-      if (arrived) sched_round(jobs, options, cluster, params, now, true, alloc, policy, entry, result, hetero,
-                                rules);
+      if (arrived)
+        sched_round(jobs, options, cluster, params, now, true, alloc, policy, entry, result, hetero, rules, nullptr);
       incomplete = 0;
       for (const SimJob& j : jobs) incomplete += !j.complete();
       continue;
@@ -407,8 +435,11 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
         ++incomplete;
         if (jobs[i].submit_time() <= now) learn_ratios(jobs[i], i, hetero);  // as below
       }
-      if (incomplete > 0)
-        sched_round(jobs, options, cluster, params, now, false, alloc, policy, entry, result, hetero, rules);
+      const double utility =
+          incomplete > 0 ? sched_round(jobs, options, cluster, params, now, false, alloc, policy, entry, result,
+                                       hetero, rules, pool ? &*pool : nullptr)
+                         : -1.0;
+      if (pool) record_scale(result, *pool, now, utility);
       if (options.record_timeline) record(result, now, alloc);
       give_up_if_stuck(workload, options, incomplete, now, last_submit);
       continue;
@@ -447,29 +478,10 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
           break;
       }
     }
-    // Auto-scaling: the nodes this round may use. Goodput sizes the cluster
-    // first; only its up nodes are offered, and a job holding GPUs on a
-    // node given back is moved. Queue (Slurm's power saving) offers every
-    // node: a job placed on a down node waits for it to boot.
-    std::vector<NodeInfo> offered = nodes;
-    if (pool) {
-      if (options.autoscale.mode == ScaleMode::kGoodput) {
-        const AutoscaleTarget target = autoscale_target(infos, current, pool->on_count(), options.nodes,
-                                                        options.gpus_per_node, options.autoscale.band);
-        pool->resize(target.nodes, used_gpus(alloc, nodes.size()), now);
-      }
-      if (options.autoscale.mode != ScaleMode::kQueue) {
-        for (std::size_t n = 0; n < offered.size(); ++n)
-          if (!pool->up(static_cast<int>(n), now)) offered[n].gpus = 0;
-        for (Placement& p : current)
-          for (const NodeShare& s : p)
-            if (offered[static_cast<std::size_t>(s.node)].gpus == 0) {
-              p.clear();
-              break;
-            }
-      }
-    }
-    double utility = -1;
+    // Auto-scaling (fixed or queue: goodput is sched/pollux's, above): every
+    // node is offered; under queue (Slurm's power saving) a job placed on
+    // a down node waits for it to boot.
+    const std::vector<NodeInfo>& offered = nodes;
     if (!active.empty()) {
       const auto t0 = std::chrono::steady_clock::now();
       std::vector<Placement> next = policy.optimize(infos, offered, current, now);
@@ -481,8 +493,6 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
         throw std::runtime_error("policy " + options.policy + " broke a constraint at t=" +
                                  std::to_string(static_cast<long long>(now)) + " s: " + *bad);
       if (pool && options.autoscale.mode == ScaleMode::kQueue) pool->follow_allocation(used_gpus(next, nodes.size()), now);
-      if (pool && entry.input == JobInput::kElastic)
-        utility = cluster_utility(infos, next, pool->on_count() * options.gpus_per_node);
       // Jobs no longer active (complete) give their GPUs back.
       std::vector<Placement> updated(jobs.size());
       for (std::size_t k = 0; k < active.size(); ++k) {
@@ -496,12 +506,7 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     } else if (pool && options.autoscale.mode == ScaleMode::kQueue) {
       pool->follow_allocation(std::vector<int>(nodes.size(), 0), now);
     }
-    if (pool) {
-      result.scale_times.push_back(now);
-      result.nodes_on.push_back(pool->on_count());
-      result.nodes_up.push_back(pool->up_count(now));
-      result.utility.push_back(utility);
-    }
+    if (pool) record_scale(result, *pool, now, -1.0);  // (the baselines are told no speedups)
     if (options.record_timeline) record(result, now, alloc);
     give_up_if_stuck(workload, options, incomplete, now, last_submit);
   }

@@ -294,7 +294,7 @@ int run_main(int argc, char** argv) {
       ->check(closed_range(0, 1e9))
       ->capture_default_str();
   app.add_option("--suspend-time", a.sim.autoscale.suspend_time,
-                 "--autoscale queue: idle seconds before a node is powered down (Slurm's SuspendTime)")
+                 "--autoscale queue and goodput: idle seconds before a node is powered down (Slurm's SuspendTime)")
       ->check(closed_range(0, 86400 * 365))
       ->capture_default_str();
   app.add_option("--min-utility", a.sim.autoscale.band.min, "--autoscale goodput: the utility band's low end")
@@ -365,9 +365,9 @@ int run_main(int argc, char** argv) {
     throw InputError("--min-utility must be below --max-utility");
   if (a.sim.autoscale.mode != ScaleMode::kOff && (!a.gpu_types.empty() || a.sim.arrivals_tick > 0))
     throw InputError("--autoscale is simulated on a cluster of one GPU type, without --gpu-types or --arrivals-tick");
-  if (a.sim.autoscale.mode == ScaleMode::kGoodput && find_policy(a.sim.policy)->input != JobInput::kElastic)
-    throw InputError("--autoscale goodput needs the jobs' speedups: only with --policy " +
-                     policy_names([](const PolicyEntry& e) { return e.input == JobInput::kElastic; }));
+  if (a.sim.autoscale.mode == ScaleMode::kGoodput && !find_policy(a.sim.policy)->scheduler)
+    throw InputError("--autoscale goodput is sched/pollux's: only with --policy " +
+                     policy_names([](const PolicyEntry& e) { return e.scheduler; }));
   a.sim.restart_delay = a.restart_delay;
   a.sim.policy_options.search = a.search == "genetic" ? SearchKind::kGenetic : SearchKind::kLocal;
   a.sim.policy_options.uniform_gpus_per_node = a.uniform_gpus || a.sim.arrivals_tick > 0;  // as simulate() places: sched/pollux's rule

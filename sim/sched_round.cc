@@ -72,6 +72,8 @@ SimRoundPlan plan_sim_round(std::vector<SimJob>& jobs, const std::vector<Placeme
     node.name = "node" + std::to_string(n);
     node.gpus = cluster.nodes[n].gpus;
     node.type = cluster.gpu_types.empty() ? 0 : cluster.nodes[n].type;
+    if (n < cluster.power.size()) node.power = cluster.power[n];
+    if (n < cluster.boot_wait.size()) node.boot_wait = cluster.boot_wait[n];
     gpus_per_node = std::max(gpus_per_node, node.gpus);
     snap.nodes.push_back(std::move(node));
   }
@@ -106,10 +108,15 @@ SimRoundPlan plan_sim_round(std::vector<SimJob>& jobs, const std::vector<Placeme
     snap.jobs.push_back(std::move(j));
   }
   SimRoundPlan plan;
-  if (snap.jobs.empty()) return plan;
+  // (No job to size: only goodput auto-scaling has anything to decide, the
+  // cluster's size.)
+  if (snap.jobs.empty() && params.autoscale != sched::AutoscaleMode::kGoodput) return plan;
   const sched::RoundResult r = sched::plan_round(snap, inputs, params, &policy, arrivals_only, ratios, rules);
   plan.policy_ran = r.policy_ran;
   plan.error = r.error;
+  plan.power_down = r.autoscale.power_down;
+  plan.power_up = r.autoscale.power_up;
+  plan.utility = r.utility;
   for (const sched::JobDecision& d : r.decisions)
     if (d.action == sched::Action::kRelease || d.action == sched::Action::kRequeue)
       plan.moves.emplace_back(index[d.job], d.placement);

@@ -6,8 +6,8 @@
 //
 // The translation, as the plugin's snapshot (plugin/sched_pollux/snapshot.cc)
 // and hint reading (sched/hints.h) would give it:
-// - a node: its GPUs (named node<N>, always up and usable), its GPU type on
-//   a typed cluster;
+// - a node: its GPUs (named node<N>, usable), its GPU type on a typed
+//   cluster, its power state under --autoscale (SimCluster::power);
 // - a submitted, incomplete job: an elastic job of range
 //   max(1, min_nodes)..nodes x gpus_per_node, its most GPUs limited to the
 //   application's cap (kMaxJobReplicas, ncf's 1) like a QOS limit; running
@@ -44,6 +44,12 @@ struct SimCluster {
   std::vector<NodeInfo> nodes;         ///< GPUs of each node (NodeInfo::type: its GPU type)
   std::vector<std::string> gpu_types;  ///< names of the types the policy sees (empty: untyped)
   int min_nodes = 0;                   ///< SimOptions::min_nodes
+  /// --autoscale: each node's power state this round and the seconds a job
+  /// placed there waits for its boot (sched::NodeSnapshot's, as the plugin
+  /// sees a power-saving cluster once it has learnt the boot time); empty:
+  /// every node up.
+  std::vector<sched::Power> power;
+  std::vector<double> boot_wait;
 };
 
 /// What one round decided for the simulated cluster.
@@ -55,6 +61,10 @@ struct SimRoundPlan {
   std::vector<std::pair<std::size_t, Placement>> moves;
   bool policy_ran = false;
   std::string error;  ///< why the policy's answer was not used ("" when it was, or it did not run)
+  /// pollux_autoscale=goodput (sched::Params::autoscale): the nodes to
+  /// power down and to resume (indices of SimCluster::nodes).
+  std::vector<std::size_t> power_down, power_up;
+  double utility = -1;  ///< sched::RoundResult::utility
 };
 
 /// The core's parameters a simulation runs with: the defaults, with

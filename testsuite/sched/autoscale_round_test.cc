@@ -4,7 +4,8 @@
 // (nodes held by others always, then the busiest on, booting, off), the
 // idle nodes on beyond them are powered down and those within them still
 // powered down resumed ahead of need; an arrivals round places new jobs
-// within the target and powers nothing; nothing with it off.
+// within the target and powers nothing; nothing with it off. The round's
+// utility, over the GPUs paid once it is carried out.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -118,6 +119,36 @@ TEST(AutoscaleRound, RunningJobsKeepTheWholeNodesTheirMinimumsNeed) {
   ASSERT_TRUE(r.error.empty()) << r.error;
   EXPECT_EQ(r.autoscale.target, 1);
   EXPECT_EQ(r.autoscale.usable, (std::vector<bool>{true, true, true, false}));
+}
+
+TEST(AutoscaleRound, TheRoundsUtilityIsOverTheGpusPaidOnceItIsCarriedOut) {
+  // As above: one job linear up to 4 GPUs. The nodes powered down do not
+  // count: 4 / 8.
+  Fixture f;
+  f.add(running_on(7, on({{1, 4}}), f.snap.nodes));
+  f.policy.answer = {on({{1, 4}})};
+  EXPECT_DOUBLE_EQ(f.run().utility, 0.5);
+  // The nodes resumed count, the one a job is placed on (Slurm resumes it)
+  // and those resumed ahead of need: 8 / 16.
+  Fixture g;
+  for (std::size_t n = 1; n < 4; ++n) g.snap.nodes[n].power = Power::kOff;
+  g.add(running_on(7, on({{0, 4}}), g.snap.nodes));
+  g.add(one_node_job(8));
+  g.policy.answer = {on({{0, 4}}), on({{1, 4}})};
+  const RoundResult r = g.run();
+  ASSERT_EQ(r.autoscale.power_up, idx({2, 3}));
+  EXPECT_DOUBLE_EQ(r.utility, 0.5);
+  // Without auto-scaling: over every node on (4 / 16); none in an arrivals
+  // round.
+  Fixture h;
+  h.params = Params{};
+  h.add(running_on(7, on({{1, 4}}), h.snap.nodes));
+  h.policy.answer = {on({{1, 4}})};
+  EXPECT_DOUBLE_EQ(h.run().utility, 0.25);
+  Fixture a;
+  a.add(one_node_job(8));
+  a.policy.answer = {on({{3, 4}})};
+  EXPECT_EQ(a.run(true).utility, -1);
 }
 
 TEST(AutoscaleRound, OffByDefaultNothingChanges) {

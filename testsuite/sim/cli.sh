@@ -137,7 +137,7 @@ expect 2 "--autoscale: elastic not in" "$sim" --policy pollux --autoscale elasti
 expect 2 "--boot-delay: value -5 not in [0, 86400]" "$sim" --policy pollux --autoscale queue --boot-delay -5 "$tmp/good.csv"
 expect 2 "--min-utility must be below --max-utility" \
   "$sim" --policy pollux --autoscale goodput --min-utility 0.7 --max-utility 0.6 "$tmp/good.csv"
-expect 2 "--autoscale goodput needs the jobs' speedups: only with --policy pollux" \
+expect 2 "--autoscale goodput is sched/pollux's: only with --policy pollux" \
   "$sim" --policy tiresias --autoscale goodput "$tmp/good.csv"
 # A search (--study APP:N[:K]): the application, N and K named when wrong.
 expect 2 "--study resnet9000:8: unknown application 'resnet9000'" \

@@ -1,6 +1,7 @@
 // pollux-sim's cloud auto-scaling (sim/autoscaler.h): node states
-// and what they cost, Slurm's power saving, and the simulation loop's use
-// of them with libgoodput's utility band (its own tests:
+// and what they cost, Slurm's power saving, and the simulation's use of
+// them, goodput auto-scaling by sched/pollux's round (its own tests:
+// testsuite/sched/autoscale_round_test.cc, and the utility band's
 // testsuite/libgoodput/test_autoscale.cc).
 #include <gtest/gtest.h>
 
@@ -72,16 +73,15 @@ TEST(NodePool, QueueModeBootsWhatIsPlacedAndSuspendsAfterSuspendTime) {
   EXPECT_FALSE(pool.on(1));
 }
 
-TEST(NodePool, ResizeGivesBackBootingNodesThenTheLeastUsed) {
-  NodePool pool(4, mode(ScaleMode::kGoodput, 100));
-  pool.resize(3, {0, 0, 0, 0}, 0);
-  EXPECT_EQ(pool.on_count(), 3);
-  pool.resize(4, {0, 0, 0, 0}, 200);  // node 3 boots until 300
-  pool.resize(2, {4, 1, 3, 0}, 250);
-  EXPECT_FALSE(pool.on(3));  // booting: first to go
-  EXPECT_FALSE(pool.on(1));  // then the one holding fewest GPUs
-  EXPECT_TRUE(pool.on(0));
-  EXPECT_TRUE(pool.on(2));
+TEST(NodePool, PowerStatesAreSchedPolluxsAndItsPlanIsApplied) {
+  NodePool pool(3, mode(ScaleMode::kGoodput, 100));
+  pool.apply({}, {0, 2}, 0);  // the round's plan: resume nodes 0 and 2
+  EXPECT_EQ(pool.power(0, 50), sched::Power::kBooting);
+  EXPECT_EQ(pool.power(1, 50), sched::Power::kOff);
+  EXPECT_EQ(pool.power(2, 100), sched::Power::kOn);
+  pool.apply({2}, {}, 150);  // power down node 2
+  EXPECT_EQ(pool.power(2, 150), sched::Power::kOff);
+  EXPECT_EQ(pool.on_count(), 1);
 }
 
 // Places every job on one GPU of the first offered node with a free GPU.
@@ -125,25 +125,25 @@ SimOptions scaled(ScaleMode m, double boot) {
   return o;
 }
 
-TEST(AutoscaledSim, GoodputOffersNoNodeBeforeItHasBooted) {
+TEST(AutoscaledSim, GoodputResumesANodeAndTheJobWaitsForItsBoot) {
+  // sched/pollux's round (pollux_autoscale=goodput) on a cluster at rest:
+  // the job is placed on a powered-down node, which is resumed; it runs
+  // once the node has booted, and the node is paid from its resume.
   const Workload w = one_job("boot.csv", "a,0,ncf,1,32768\n");
   FirstFreePolicy policy;
   const RunResult r = simulate(w, test::catalog(), scaled(ScaleMode::kGoodput, 600), policy);
   ASSERT_EQ(r.times.size(), r.nodes_up.size());
-  bool ran = false;
   for (std::size_t k = 0; k < r.times.size(); ++k) {
     // One node while the job runs (1 GPU: utility 1/4, nearest the band's
-    // middle); none after.
-    EXPECT_EQ(r.nodes_on[k], k + 1 < r.times.size() ? 1 : 0) << "t=" << r.times[k];
-    if (r.times[k] < 600) {
-      EXPECT_EQ(r.nodes_up[k], 0) << "t=" << r.times[k];
-      EXPECT_EQ(r.gpus[k][0], 0) << "t=" << r.times[k];
-    }
-    ran = ran || r.gpus[k][0] > 0;
+    // middle): the other is never resumed.
+    EXPECT_EQ(r.nodes_on[k], 1) << "t=" << r.times[k];
+    if (r.times[k] < 660) EXPECT_EQ(r.nodes_up[k], 0) << "t=" << r.times[k];
   }
-  EXPECT_TRUE(ran);
-  EXPECT_GE(r.jobs[0].jct, 600);
-  // Paid from its boot at the first round (t = 60) to the last round.
+  EXPECT_GT(r.gpus.front()[0], 0);  // placed at the first round, on the booting node
+  EXPECT_GE(r.jobs[0].jct, 660);    // the first round (60 s) and the boot (600 s)
+  const RunResult warm = simulate(w, test::catalog(), scaled(ScaleMode::kGoodput, 0), policy);
+  EXPECT_NEAR(r.jobs[0].jct - warm.jobs[0].jct, 600, 1);
+  // Paid from its resume at the first round (t = 60) to the last round.
   EXPECT_NEAR(r.node_hours, (r.times.back() - 60) / 3600.0, 1e-9);
 }
 
@@ -169,7 +169,7 @@ TEST(AutoscaledSim, QueueModeSuspendsIdleNodesAndFixedPaysForAll) {
   EXPECT_LT(q.node_hours, f.node_hours / 2);
 }
 
-TEST(AutoscaledSim, GoodputNeedsAPolicyToldSpeedups) {
+TEST(AutoscaledSim, GoodputIsSchedPolluxsOnly) {
   SimOptions o = scaled(ScaleMode::kGoodput, 0);
   o.policy = "tiresias";
   EXPECT_THROW(simulate(one_job("t.csv", "a,0,ncf,1,32768\n"), test::catalog(), o), std::runtime_error);
