@@ -339,14 +339,12 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
   }
 
   // sched/pollux's policy (the table's scheduler) runs in sched/pollux's
-  // round on this cluster (sched_round.h), the paper's runs too: its rules
-  // are the plugin's but where sim_rules says. Not yet: auto-scaling (the
-  // simulator's NodePool sizes the cluster from the old loop's job
-  // descriptions) and a cluster whose GPU types the policy sees without
-  // arrivals rounds (the core's typed speedups count uniform sizes only);
-  // those, and every other policy, take the loop below.
-  const bool core_round =
-      entry.scheduler && (options.arrivals_tick > 0 || (options.autoscale.mode == ScaleMode::kOff && !hetero.typed));
+  // round on this cluster (sched_round.h), the paper's runs and typed
+  // clusters too: its rules are the plugin's but where sim_rules says. Not
+  // yet: auto-scaling (the simulator's NodePool sizes the cluster from the
+  // old loop's job descriptions); it, and every other policy, take the
+  // loop below.
+  const bool core_round = entry.scheduler && (options.arrivals_tick > 0 || options.autoscale.mode == ScaleMode::kOff);
   SimCluster cluster{nodes, {}, options.min_nodes};
   if (hetero.typed)
     for (const GpuType& g : hetero.types) cluster.gpu_types.push_back(g.name);
@@ -405,7 +403,9 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       for (std::size_t i = 0; i < jobs.size(); ++i) {
         if (jobs[i].complete()) continue;
         ++incomplete;
-        if (jobs[i].submit_time() <= now) learn_ratios(jobs[i], i, hetero);  // as below
+        // Every job told before the round, as sched/pollux's learner is
+        // (learn_type_ratios); the loop below tells them job by job.
+        if (jobs[i].submit_time() <= now) learn_ratios(jobs[i], i, hetero);
       }
       if (incomplete > 0)
         sched_round(jobs, options, cluster, params, now, false, alloc, policy, entry, result, hetero, rules);
