@@ -19,20 +19,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// JobModel::type_samples on the cluster's types, matched as fits_by_type
-// matches the fits (0: unknown); empty when the model carries none.
-std::vector<int> samples_by_type(const std::optional<JobModel>& model,
-                                 const std::vector<std::string>& types) {
-  std::vector<int> out;
-  if (!model || model->type_samples.empty()) return out;
-  out.assign(types.size(), 0);
-  for (const auto& [name, count] : model->type_samples) {
-    const int t = match_gpu_type(name, types);
-    if (t >= 0) out[static_cast<std::size_t>(t)] = count;
-  }
-  return out;
-}
-
 // `fn` (linear when empty) at the sizes the round's rules count: the
 // range's uniform ones, or every one.
 SpeedupFn sized(SpeedupFn fn, const ElasticRange& range, bool uniform_placements) {
@@ -119,8 +105,7 @@ TypedJobModel typed_job_model(const std::optional<JobModel>& model, const Elasti
   std::optional<TypedGoodput> typed;
   try {
     if (static_cast<int>(n) == ratios.types() && (placed || !model))
-      typed.emplace(fits, model ? model->grad : GradStats{}, model ? model->limits : BatchLimits{}, ratios,
-                    samples_by_type(model, types));
+      typed.emplace(fits, model ? model->grad : GradStats{}, model ? model->limits : BatchLimits{}, ratios);
   } catch (const std::invalid_argument&) {
     typed.reset();  // limits a hint can never carry (validated): as untyped
   }

@@ -28,12 +28,6 @@ struct JobModel {
   /// on before (hint type_perf): gpu_types.h maps them onto Slurm's types.
   std::string gpu_type;
   std::vector<std::pair<std::string, PerfParams>> type_perf;
-  /// How many configurations each type's fit was profiled at, by type name
-  /// as above; empty: unknown (a hint carries none). A caller that knows
-  /// them (pollux-sim) fills them: a type without a fit is then estimated
-  /// from the fitted type with the most (TypedGoodput's `samples`), not
-  /// from the first fitted one.
-  std::vector<std::pair<std::string, int>> type_samples;
   /// The most GPUs that can share the batch: floor(M_max / m_min).
   int max_gpus_by_batch() const noexcept;
 };

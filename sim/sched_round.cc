@@ -15,49 +15,8 @@ namespace {
 // pollux_resize_signals' defaults.
 constexpr int kResizeSignal = 10;
 
-// The type whose fit the hint's model is built from: the current one's
-// (the type it runs on, or last ran on), or while that has no sample yet
-// (a move's restart) the fitted type with the most profiled
-// configurations; -1 before any fit.
-int model_slot(SimJob& job) {
-  if (job.perf_params()) return job.slot();
-  int best = -1;
-  for (int t = 0; t < job.model_slots(); ++t)
-    if (job.perf_params(t) && (best < 0 || job.profiled(t) > job.profiled(best))) best = t;
-  return best;
-}
-
-// The job's model on a typed cluster: its fit on the type of model_slot,
-// its fits on the others it ran on, and each fit's profiled
-// configurations (JobModel::type_samples: the agent's profile, which the
-// simulator knows), so that a type it never ran on is estimated from its
-// most profiled fit, as pollux-sim's policy always estimated it.
-std::optional<sched::JobModel> typed_model(SimJob& job, const SimCluster& cluster) {
-  const int own = model_slot(job);
-  if (own < 0 || !job.grad_stats()) return std::nullopt;
-  std::optional<sched::JobModel> m;
-  if (own == job.slot()) {
-    m.emplace();
-    m->speedup = job.speedup_function();
-    m->perf = *job.perf_params();
-    m->grad = *job.grad_stats();
-    m->limits = job.app().limits();
-  } else {
-    m = sched::model_from_fit(*job.perf_params(own), *job.grad_stats(), job.app().limits());
-    if (!m) return m;
-  }
-  const auto name = [&](int t) { return cluster.gpu_types[static_cast<std::size_t>(t)]; };
-  m->gpu_type = name(own);
-  for (int t = 0; t < job.model_slots(); ++t) {
-    if (!job.perf_params(t)) continue;
-    if (t != own) m->type_perf.emplace_back(name(t), *job.perf_params(t));
-    m->type_samples.emplace_back(name(t), job.profiled(t));
-  }
-  return m;
-}
-
 // What the job's hint would say: its measures, its current fit's model
-// and, on a typed cluster, typed_model's.
+// and, on a typed cluster, the type it ran on and its fits on the others.
 sched::JobInput job_input(SimJob& job, const SimCluster& cluster) {
   sched::JobInput in;
   static_cast<AgentMeasures&>(in) = job.measures();
@@ -68,10 +27,6 @@ sched::JobInput job_input(SimJob& job, const SimCluster& cluster) {
   in.hint_restarts = job.restarts();
   in.immediate_checkpoint = true;
   in.attained_service = job.attained_service();  // its whole life's, which the simulator knows
-  if (!cluster.gpu_types.empty()) {
-    in.model = typed_model(job, cluster);
-    return in;
-  }
   std::shared_ptr<const SpeedupFunction> speedup = job.speedup_function();
   if (speedup == nullptr) return in;
   sched::JobModel m;
@@ -79,6 +34,13 @@ sched::JobInput job_input(SimJob& job, const SimCluster& cluster) {
   m.perf = *job.perf_params();
   m.grad = *job.grad_stats();
   m.limits = job.app().limits();
+  if (!cluster.gpu_types.empty()) {
+    m.gpu_type = cluster.gpu_types[static_cast<std::size_t>(job.slot())];
+    for (int t = 0; t < job.model_slots(); ++t)
+      if (t != job.slot())
+        if (const std::optional<PerfParams>& p = job.perf_params(t))
+          m.type_perf.emplace_back(cluster.gpu_types[static_cast<std::size_t>(t)], *p);
+  }
   in.model = std::move(m);
   return in;
 }

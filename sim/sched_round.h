@@ -15,8 +15,7 @@
 //   (state held once it ran; not yet seen before);
 // - its JobInput: the agent's measures (SimJob::measures), the model of its
 //   current fit and gradient statistics (none before its first sample), on
-//   a typed cluster the type it ran on, its fits on the others and the
-//   configurations each was profiled at (JobModel::type_samples), the
+//   a typed cluster the type it ran on and its fits on the others, the
 //   GPU-seconds of its whole life (JobInput::attained_service); an agent
 //   that announces SIGUSR1 the moment each run starts (an *elastic* job:
 //   the simulated agent has no hint latency) and checkpoints the moment it

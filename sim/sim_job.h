@@ -127,10 +127,6 @@ class SimJob {
   const std::optional<PerfParams>& perf_params() { return perf_params(slot_); }
   const std::optional<PerfParams>& perf_params(int slot);
   int model_slots() const noexcept { return static_cast<int>(slots_.size()); }
-  /// The configurations profiled on `slot` (its fit's samples).
-  int profiled(int slot) const noexcept {
-    return static_cast<int>(slots_[static_cast<std::size_t>(slot)].profile.size());
-  }
   /// One speedup per GPU type (TypedGoodput): fitted where the job has
   /// run, estimated from `ratios` elsewhere.
   std::vector<SpeedupFn> typed_speedups(const TypeRatios& ratios);

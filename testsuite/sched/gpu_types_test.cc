@@ -141,30 +141,6 @@ TEST(GpuTypes, WithoutUniformPlacementsEveryTypesSpeedupCountsEverySize) {
   EXPECT_EQ(typed_job_model(m, range, types, -1, ratios).speedups[1](2, 3), 0);
 }
 
-TEST(GpuTypes, ATypeNeverRunOnIsEstimatedFromTheMostProfiledFitWhenTheCountsAreKnown) {
-  // JobModel::type_samples (filled by pollux-sim; a hint carries none):
-  // h100's estimate comes from the fit with the most profiled
-  // configurations; without counts, from the first fitted type (a100).
-  const std::vector<std::string> types = {"a100", "b200", "h100"};
-  const TypeRatios ratios({1.0, 1.0, 1.0});
-  const ElasticRange range{1, 2, 4};
-  JobModel m = model_of(pollux::test::full_hint());
-  PerfParams slow = m.perf;
-  slow.alpha_c *= 4;
-  slow.beta_c *= 4;
-  m.gpu_type = "a100";
-  m.type_perf = {{"b200", slow}};
-  const TypedJobModel first = typed_job_model(m, range, types, 0, ratios);
-  ASSERT_TRUE(first.models[2]);
-  EXPECT_DOUBLE_EQ(first.models[2]->perf.alpha_c, m.perf.alpha_c);
-  m.type_samples = {{"a100", 2}, {"b200", 5}};
-  const TypedJobModel most = typed_job_model(m, range, types, 0, ratios);
-  ASSERT_TRUE(most.models[2]);
-  EXPECT_EQ(most.sources[2], TypeModelSource::kEstimated);
-  EXPECT_DOUBLE_EQ(most.models[2]->perf.alpha_c, slow.alpha_c);
-  EXPECT_LT(most.speedups[2](1, 1), first.speedups[2](1, 1));
-}
-
 TEST(GpuTypes, TheSpeedsAreLearntOnceFromEachJobThatRanOnTwoTypes) {
   TypeSpeedLearner learner;
   const std::vector<std::string> types = {"a100", "h100"};
