@@ -19,6 +19,14 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// `fn` (linear when empty) at the sizes the round's rules count: the
+// range's uniform ones, or every one.
+SpeedupFn sized(SpeedupFn fn, const ElasticRange& range, bool uniform_placements) {
+  if (uniform_placements) return within_range(std::move(fn), range);
+  if (fn) return fn;
+  return [](int, int replicas) { return static_cast<double>(replicas); };
+}
+
 }  // namespace
 
 GpuTypes group_gpu_types(const std::vector<std::string>& node_types) {
@@ -83,7 +91,8 @@ std::vector<std::optional<PerfParams>> fits_by_type(const std::optional<JobModel
 }
 
 TypedJobModel typed_job_model(const std::optional<JobModel>& model, const ElasticRange& range,
-                              const std::vector<std::string>& types, int running_type, const TypeRatios& ratios) {
+                              const std::vector<std::string>& types, int running_type, const TypeRatios& ratios,
+                              bool uniform_placements) {
   TypedJobModel out;
   const std::size_t n = types.size();
   out.models.resize(n);
@@ -101,13 +110,16 @@ TypedJobModel typed_job_model(const std::optional<JobModel>& model, const Elasti
     typed.reset();  // limits a hint can never carry (validated): as untyped
   }
   if (!typed) {
-    for (std::size_t t = 0; t < n; ++t) out.speedups[t] = range_speedup(model, range);
+    std::shared_ptr<const SpeedupFunction> fn = model ? model->speedup : nullptr;
+    SpeedupFn own;
+    if (fn) own = [fn](int nodes, int replicas) { return (*fn)(nodes, replicas); };
+    for (std::size_t t = 0; t < n; ++t) out.speedups[t] = sized(own, range, uniform_placements);
     return out;
   }
   if (!model) {  // linear, scaled by the types' speeds
     const std::vector<SpeedupFn> fns = typed->speedups();
     for (std::size_t t = 0; t < n; ++t)
-      if (fns[t]) out.speedups[t] = within_range(fns[t], range);
+      if (fns[t]) out.speedups[t] = sized(fns[t], range, uniform_placements);
     return out;
   }
   // With a model: one SpeedupFunction per type, shared by the policy's
@@ -125,7 +137,8 @@ TypedJobModel typed_job_model(const std::optional<JobModel>& model, const Elasti
     if (!out.models[t]) continue;  // no valid configuration on one GPU of this type
     std::shared_ptr<const SpeedupFunction> fn = out.models[t]->speedup;
     const double f = fn->base_goodput() / base;
-    out.speedups[t] = within_range([fn, f](int nodes, int replicas) { return (*fn)(nodes, replicas) * f; }, range);
+    out.speedups[t] =
+        sized([fn, f](int nodes, int replicas) { return (*fn)(nodes, replicas) * f; }, range, uniform_placements);
   }
   return out;
 }

@@ -73,7 +73,8 @@ std::vector<std::optional<PerfParams>> fits_by_type(const std::optional<JobModel
 struct TypedJobModel {
   /// Per type, the job's speedup against its best one-GPU goodput on any
   /// type (JobInfo::speedup_by_type), 0 for sizes its range forbids (as
-  /// range_speedup); an empty function for a type it has no valid
+  /// range_speedup; every size counts when placements need not be
+  /// uniform: typed_job_model); an empty function for a type it has no valid
   /// configuration on. Without a model: linear, scaled by the types'
   /// speeds; with one measured on no type it can be placed by (no gpu_type
   /// and not running): its own speedup on every type, and no models.
@@ -84,10 +85,14 @@ struct TypedJobModel {
   std::vector<TypeModelSource> sources;
 };
 
-/// The job's model per type; `ratios` has one slot per type. Never throws
-/// but std::bad_alloc.
+/// The job's model per type; `ratios` has one slot per type.
+/// `uniform_placements` as RoundRules': true (sched/pollux's) counts
+/// uniform sizes of `range` only (within_range); false, every size (the
+/// node range is the policy's to keep), as the untyped speedup then. Never
+/// throws but std::bad_alloc.
 TypedJobModel typed_job_model(const std::optional<JobModel>& model, const ElasticRange& range,
-                              const std::vector<std::string>& types, int running_type, const TypeRatios& ratios);
+                              const std::vector<std::string>& types, int running_type, const TypeRatios& ratios,
+                              bool uniform_placements = true);
 
 /// What a TypeSpeedLearner has learnt, in a form that outlives it (kept
 /// across slurmctld restarts by type_speeds_file.h).

@@ -555,7 +555,7 @@ bool kept_across_restart(const Snapshot& snap, const ElasticJobSnapshot& j, cons
 // as snap.jobs), its fits where it ran and estimates elsewhere through
 // `ratios` (gpu_types.h); empty on an untyped cluster.
 std::vector<TypedJobModel> type_models(const Snapshot& snap, const std::vector<JobInput>& inputs, const Params& params,
-                                       const TypeRatios* ratios) {
+                                       const TypeRatios* ratios, const RoundRules& rules) {
   std::vector<TypedJobModel> out;
   if (!typed_cluster(snap)) return out;
   std::optional<TypeRatios> seeded;
@@ -567,7 +567,8 @@ std::vector<TypedJobModel> type_models(const Snapshot& snap, const std::vector<J
   for (std::size_t i = 0; i < snap.jobs.size(); ++i) {
     const ElasticJobSnapshot& j = snap.jobs[i];
     out.push_back(typed_job_model(inputs[i].model, allowed_range(j).value_or(j.range), snap.gpu_types,
-                                  j.running || j.suspended ? placement_type(j.current, snap.nodes) : -1, *ratios));
+                                  j.running || j.suspended ? placement_type(j.current, snap.nodes) : -1, *ratios,
+                                  rules.uniform_placements));
   }
   return out;
 }
@@ -858,7 +859,7 @@ RoundResult plan_round(const Snapshot& snap, const std::vector<JobInput>& inputs
   result.reserved_gpus = cap.reserved;
   const Selection jobs = select_jobs(snap, inputs, params);
   const Promises promised = promises(snap, jobs.scheduled, cap.gpus);
-  const std::vector<TypedJobModel> typed = type_models(snap, inputs, params, ratios);
+  const std::vector<TypedJobModel> typed = type_models(snap, inputs, params, ratios, rules);
   std::vector<int> max_replicas;  // per scheduled job: the policy's cap, when its answer was used (else 0)
   const std::vector<Placement> chosen = ask_policy(snap, inputs, params, policy, arrivals_only, jobs.scheduled,
                                                    cap.gpus, promised, typed, rules, result, max_replicas);

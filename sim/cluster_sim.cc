@@ -364,13 +364,12 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
   }
 
   // sched/pollux's policy (the table's scheduler) runs in sched/pollux's
-  // round on this cluster (sched_round.h), the paper's runs and
-  // auto-scaling too (goodput: the core's pollux_autoscale=goodput): its
-  // rules are the plugin's but where sim_rules says. Not yet: a cluster
-  // whose GPU types the policy sees without arrivals rounds (the core's
-  // typed speedups count uniform sizes only); that, and every other
-  // policy, take the loop below.
-  const bool core_round = entry.scheduler && (options.arrivals_tick > 0 || !hetero.typed);
+  // round on this cluster (sched_round.h), every run of it: the paper's,
+  // typed clusters, auto-scaling (goodput: the core's
+  // pollux_autoscale=goodput). Its rules are the plugin's but where
+  // sim_rules says. Every other policy (not sched/pollux's) takes the
+  // loop below.
+  const bool core_round = entry.scheduler;
   SimCluster cluster{nodes, {}, options.min_nodes, {}, {}};
   if (hetero.typed)
     for (const GpuType& g : hetero.types) cluster.gpu_types.push_back(g.name);
@@ -433,7 +432,9 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       for (std::size_t i = 0; i < jobs.size(); ++i) {
         if (jobs[i].complete()) continue;
         ++incomplete;
-        if (jobs[i].submit_time() <= now) learn_ratios(jobs[i], i, hetero);  // as below
+        // Every job told before the round, as sched/pollux's learner is
+        // (learn_type_ratios); the loop below tells them job by job.
+        if (jobs[i].submit_time() <= now) learn_ratios(jobs[i], i, hetero);
       }
       const double utility =
           incomplete > 0 ? sched_round(jobs, options, cluster, params, now, false, alloc, policy, entry, result,
@@ -460,10 +461,8 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
       active.push_back(i);
       current.push_back(alloc[i]);
       switch (entry.input) {
-        case JobInput::kElastic:
-          infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.penalty(),
-                                          options.min_nodes, hetero.typed ? hetero.ratios.get() : nullptr));
-          break;
+        case JobInput::kElastic:  // the table's only elastic policy is sched/pollux's: core_round
+          throw std::logic_error("policy " + options.policy + " is elastic but not sched/pollux's");
         case JobInput::kElasticWholeLife:
           infos.push_back(pollux_job_info(jobs[i], w, i, now, placement_gpus(alloc[i]), options.penalty(),
                                           0, hetero.typed ? hetero.ratios.get() : nullptr, false));

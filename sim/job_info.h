@@ -30,8 +30,8 @@ int max_job_gpus(const Application& app);
 /// restarts, service, and D (JobInfo::restart_delay) = the larger of the
 /// job's own restart cost (SimJob::restart_cost, 0 before it ran) and
 /// `restart_delay` (job_restart_delay). (Pollux's rounds are sched/pollux's
-/// own, sim/sched_round.h, but under --autoscale and on a cluster
-/// whose GPU types it sees without arrivals rounds.) With `weigh_run` (sched/pollux's rule), a job
+/// own, sim/sched_round.h: this is the Sia-like policy's input.) With
+/// `weigh_run` (sched/pollux's rule), a job
 /// that holds GPUs since a restart has that run's start (SimJob::run_start)
 /// as its run_start; the Sia-like policy, as Sia, weighs the whole life.
 JobInfo pollux_job_info(SimJob& job, const WorkloadJob& w, std::uint64_t id, double now, int held,

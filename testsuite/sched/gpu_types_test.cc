@@ -115,6 +115,32 @@ TEST(GpuTypes, AJobsSpeedupsOnEachTypeShareOneBase) {
   EXPECT_FALSE(unplaced.models[0] || unplaced.models[1]);
 }
 
+TEST(GpuTypes, WithoutUniformPlacementsEveryTypesSpeedupCountsEverySize) {
+  // RoundRules::uniform_placements = false (pollux-sim's paper runs): the
+  // per-type speedups count every size, as the untyped speedup then does
+  // (model_speedup); the default (sched/pollux's) only the range's
+  // uniform ones. 2 nodes x 3 GPUs is not uniform.
+  const std::vector<std::string> types = {"a100", "h100"};
+  const TypeRatios ratios({1.0, 2.5});
+  const ElasticRange range{1, 2, 4};
+  const JobModel m = model_of(pollux::test::full_hint());
+  const TypedJobModel uniform = typed_job_model(m, range, types, 0, ratios);
+  const TypedJobModel any = typed_job_model(m, range, types, 0, ratios, false);
+  for (int t = 0; t < 2; ++t) {
+    ASSERT_TRUE(any.speedups[t]);
+    EXPECT_EQ(uniform.speedups[t](2, 3), 0);
+    EXPECT_GT(any.speedups[t](2, 3), 0);
+    EXPECT_EQ(any.speedups[t](1, 4), uniform.speedups[t](1, 4));  // a uniform size: the same
+  }
+  EXPECT_GT(any.speedups[1](2, 3), any.speedups[0](2, 3));
+  // Without a model: linear, scaled by the speeds, at every size.
+  EXPECT_NEAR(typed_job_model(std::nullopt, range, types, -1, ratios, false).speedups[0](2, 3), 3 / 2.5, 1e-9);
+  // A model measured on no type it can be placed by: its own, at every size.
+  const TypedJobModel unplaced = typed_job_model(m, range, types, -1, ratios, false);
+  EXPECT_EQ(unplaced.speedups[1](2, 3), (*m.speedup)(2, 3));
+  EXPECT_EQ(typed_job_model(m, range, types, -1, ratios).speedups[1](2, 3), 0);
+}
+
 TEST(GpuTypes, TheSpeedsAreLearntOnceFromEachJobThatRanOnTwoTypes) {
   TypeSpeedLearner learner;
   const std::vector<std::string> types = {"a100", "h100"};

@@ -235,6 +235,53 @@ TEST(ClusterSim, WithoutArrivalsRoundsPolluxStillRunsSchedPolluxsRound) {
   }
 }
 
+// Runs every job on one GPU of node 0 and records what each round tells it.
+class TypedRecorder : public Policy {
+ public:
+  TypedRecorder() : Policy(PolicyOptions{}) {}
+  std::string_view name() const noexcept override { return "typed-recorder-test"; }
+  std::vector<Placement> optimize(const std::vector<JobInfo>& jobs, const std::vector<NodeInfo>&,
+                                  const std::vector<Placement>&, double) override {
+    last = jobs;
+    return std::vector<Placement>(jobs.size(), Placement{NodeShare{0, 1}});
+  }
+  std::vector<JobInfo> last;
+};
+
+TEST(ClusterSim, ATypedPaperRunIsSchedPolluxsRoundToo) {
+  // A cluster whose GPU types the policy sees, without arrivals rounds (the
+  // Sia setup's runs): sched::plan_round as well. Only the core tells the
+  // policy a job's request as its whole range (2 x 4 GPUs, not the
+  // workload's 1), and its typed speedups follow sim_rules (a policy that
+  // does not place uniformly: every size counts, 2 nodes x 3 GPUs too;
+  // sched-test.GpuTypes.WithoutUniformPlacementsEveryTypesSpeedupCountsEverySize).
+  const std::string p = test::write_file("typed.csv",
+                                         "name,time,application,num_replicas,batch_size\n"
+                                         "a,0,cifar10,1,128\n");
+  SimOptions o;
+  o.policy = "pollux";
+  o.nodes = 2;
+  o.gpu_types.resize(2);
+  o.gpu_types[0].name = "t4";
+  o.gpu_types[0].nodes = 1;
+  o.gpu_types[1].name = "a100";
+  o.gpu_types[1].nodes = 1;
+  o.gpu_types[1].speed = 3;
+  o.type_aware = true;
+  TypedRecorder policy;
+  const RunResult r = simulate(read_workload(p, catalog()), catalog(), o, policy);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  ASSERT_EQ(policy.last.size(), 1u);
+  const JobInfo& j = policy.last[0];
+  EXPECT_EQ(j.requested_gpus, 8);
+  ASSERT_EQ(j.speedup_by_type.size(), 2u);
+  for (const SpeedupFn& f : j.speedup_by_type) {
+    ASSERT_TRUE(f);
+    EXPECT_GT(f(2, 3), 0);
+  }
+  EXPECT_GT(j.speedup_by_type[1](1, 1), j.speedup_by_type[0](1, 1));  // a100 told 3x as fast
+}
+
 TEST(ClusterSim, MinNodesBoundsEveryPolluxAllocation) {
   // Every job on at least 2 of the 2 nodes (a partition's MinNodes): each
   // round's allocation passes check_allocation (the simulator throws
