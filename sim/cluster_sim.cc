@@ -154,8 +154,8 @@ static void submit_held(std::vector<SimJob>& jobs, std::size_t first_held) {
     if (jobs[first_held + k].submit_time() == HUGE_VAL) jobs[first_held + k].submit(ends[k]);
 }
 
-// sched/pollux's round (SimOptions::arrivals_tick: its periodic rounds and
-// its arrivals rounds): the plugin's own round (sched/round.h: plan_round)
+// sched/pollux's round (its periodic rounds, and with
+// SimOptions::arrivals_tick its arrivals rounds): the plugin's own round (sched/round.h: plan_round)
 // on the simulated cluster (sched_round.h); the jobs it starts or requeues
 // move where it placed them. Under --autoscale (`pool`) the round sees each
 // node's power state; the nodes it powers down or resumes (goodput) are,

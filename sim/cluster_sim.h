@@ -74,9 +74,9 @@ struct SimOptions {
   double penalty() const noexcept { return restart_penalty >= 0 ? restart_penalty : restart_delay; }
   PolicyOptions policy_options;
   bool record_timeline = false;   ///< keep GPUs per job per round (for plots)
-  /// sched/pollux's rounds (0: off, the paper's simulator): every round is
-  /// the plugin's plan_round on the simulated cluster (sched_round.h), the
-  /// policy placing uniformly. Jobs run in steps of this many seconds, and
+  /// sched/pollux's arrivals rounds (0: off, the paper's periodic rounds
+  /// only; either way every Pollux round is the plugin's plan_round on the
+  /// simulated cluster, sched_round.h), the policy placing uniformly. Jobs run in steps of this many seconds, and
   /// after a step in which a job was submitted the arrivals round sizes
   /// only the jobs holding no GPUs, in the GPUs the others leave (no
   /// running job is re-allocated); full rounds still come every
