@@ -110,9 +110,7 @@ TypedJobModel typed_job_model(const std::optional<JobModel>& model, const Elasti
     typed.reset();  // limits a hint can never carry (validated): as untyped
   }
   if (!typed) {
-    std::shared_ptr<const SpeedupFunction> fn = model ? model->speedup : nullptr;
-    SpeedupFn own;
-    if (fn) own = [fn](int nodes, int replicas) { return (*fn)(nodes, replicas); };
+    const SpeedupFn own = model_speedup(model);
     for (std::size_t t = 0; t < n; ++t) out.speedups[t] = sized(own, range, uniform_placements);
     return out;
   }

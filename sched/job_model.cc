@@ -43,10 +43,13 @@ std::optional<JobModel> model_from_fit(const PerfParams& perf, const GradStats& 
   }
 }
 
+SpeedupFn model_speedup(const std::optional<JobModel>& model) {
+  if (!model || !model->speedup) return {};
+  return [fn = model->speedup](int nodes, int replicas) { return (*fn)(nodes, replicas); };
+}
+
 SpeedupFn range_speedup(const std::optional<JobModel>& model, const ElasticRange& range) {
-  std::shared_ptr<const SpeedupFunction> fn = model ? model->speedup : nullptr;
-  if (!fn) return within_range(nullptr, range);
-  return within_range([fn](int nodes, int replicas) { return (*fn)(nodes, replicas); }, range);
+  return within_range(model_speedup(model), range);
 }
 
 SpeedupFn within_range(SpeedupFn fn, const ElasticRange& range) {

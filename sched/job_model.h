@@ -41,6 +41,10 @@ std::optional<JobModel> model_from_hint(const Hint& hint, std::string* why_none 
 /// limits; nullopt when they admit no valid configuration on one GPU.
 std::optional<JobModel> model_from_fit(const PerfParams& perf, const GradStats& grad, const BatchLimits& limits);
 
+/// The model's speedup at every size, uniform or not; empty (linear) without
+/// a model.
+SpeedupFn model_speedup(const std::optional<JobModel>& model);
+
 /// The speedup function the policy sees for a job: the model's (linear
 /// without one), and 0 for sizes the job's range forbids (node count
 /// outside MIN..MAX, more GPUs per node than requested, or GPUs not evenly

@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "autoscale_round.h"
-#include "pollux/autoscale.h"
 #include "job_transitions.h"
+#include "pollux/autoscale.h"
 #include "pollux/interference.h"
 #include "pollux/job_description.h"
 
@@ -577,14 +577,6 @@ const TypedJobModel* typed_of(const std::vector<TypedJobModel>& typed, std::size
   return i < typed.size() ? &typed[i] : nullptr;
 }
 
-// A job's speedup at every size, uniform or not (RoundRules::
-// uniform_placements = false; the node range is the policy's to keep:
-// JobInfo::min_nodes, max_nodes); empty without a model (linear).
-SpeedupFn model_speedup(const std::optional<JobModel>& model) {
-  if (!model || !model->speedup) return {};
-  return [fn = model->speedup](int nodes, int replicas) { return (*fn)(nodes, replicas); };
-}
-
 // The policy's view of one job: libgoodput's describe_elastic_job, the
 // rule pollux-sim applies too; on a cluster of several GPU types, with its
 // speedup on each.
@@ -603,6 +595,8 @@ JobInfo policy_view(const Snapshot& snap, const ElasticJobSnapshot& j, const Job
   if (j.running && j.restarts > 0) es.run_start = j.start_time;  // a restart's cost weighs on its run
   if (j.running) es.attained_service = std::max(0.0, snap.now - j.start_time) * placement_gpus(j.current);
   if (in.attained_service) es.attained_service = *in.attained_service;
+  // Without uniform placements every size counts; the node range is the
+  // policy's to keep (JobInfo::min_nodes, max_nodes).
   es.speedup = rules.uniform_placements ? range_speedup(in.model, range) : model_speedup(in.model);
   es.held_gpus = placement_gpus(current);
   es.max_gpus_by_batch = in.model ? in.model->max_gpus_by_batch() : 0;

@@ -480,15 +480,14 @@ RunResult simulate(const Workload& workload, const AppCatalog& catalog, const Si
     // Auto-scaling (fixed or queue: goodput is sched/pollux's, above): every
     // node is offered; under queue (Slurm's power saving) a job placed on
     // a down node waits for it to boot.
-    const std::vector<NodeInfo>& offered = nodes;
     if (!active.empty()) {
       const auto t0 = std::chrono::steady_clock::now();
-      std::vector<Placement> next = policy.optimize(infos, offered, current, now);
+      std::vector<Placement> next = policy.optimize(infos, nodes, current, now);
       result.policy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (next.size() != active.size())
         throw std::runtime_error("policy " + options.policy + " returned " + std::to_string(next.size()) +
                                  " placements for " + std::to_string(active.size()) + " jobs");
-      if (auto bad = check_allocation(infos, offered, next, checked))
+      if (auto bad = check_allocation(infos, nodes, next, checked))
         throw std::runtime_error("policy " + options.policy + " broke a constraint at t=" +
                                  std::to_string(static_cast<long long>(now)) + " s: " + *bad);
       if (pool && options.autoscale.mode == ScaleMode::kQueue) pool->follow_allocation(used_gpus(next, nodes.size()), now);
