@@ -30,19 +30,25 @@ std::string secs(double s) {
 std::vector<std::string> BootTimes::observe(Snapshot& snap) {
   std::vector<std::string> lines;
   // A node gone from the cluster (or its GPUs) is watched no longer.
+  const std::size_t watched = booting_.size();
   for (auto it = booting_.begin(); it != booting_.end();)
     it = std::any_of(snap.nodes.begin(), snap.nodes.end(), [&](const NodeSnapshot& n) { return n.name == it->first; })
              ? std::next(it)
              : booting_.erase(it);
+  changed_ = changed_ || booting_.size() != watched;
   for (const NodeSnapshot& n : snap.nodes) {
     const auto seen = booting_.find(n.name);
     if (n.power == Power::kBooting) {
-      if (n.boot_requested > 0) booting_[n.name] = n.boot_requested;
+      if (n.boot_requested > 0 && (seen == booting_.end() || seen->second != n.boot_requested)) {
+        booting_[n.name] = n.boot_requested;
+        changed_ = true;  // kept: a restart before it registers still measures it
+      }
       continue;
     }
     if (seen == booting_.end()) continue;
     const double requested = seen->second;
     booting_.erase(seen);
+    changed_ = true;
     if (n.power == Power::kOn && n.usable) {
       // Registered: its slurmd started within the boot, else its first answer.
       double registered = n.slurmd_started;
@@ -102,25 +108,32 @@ std::string BootTimes::recall() noexcept {
   if (r.missing) return {};
   if (!r.error.empty()) return r.error + ": nodes' boot times are learnt afresh";
   learnt_ = std::move(r.learnt);
+  booting_ = std::move(r.booting);
   return {};
 }
 
 std::string BootTimes::keep() noexcept {
   if (path_.empty() || !changed_) return {};
   changed_ = false;
-  std::string failed = write_boot_times(path_, learnt_);
+  std::string failed = write_boot_times(path_, learnt_, booting_);
   if (failed == write_error_) return {};
   write_error_ = failed;
   return failed.empty() ? failed : "the nodes' boot times were not written (a restart would lose them): " + failed;
 }
 
-std::string format_boot_times(const std::map<std::string, NodeBoots>& learnt) {
+std::string format_boot_times(const std::map<std::string, NodeBoots>& learnt,
+                              const std::map<std::string, double>& booting) {
   std::string out(kHeader);
   out += '\n';
   for (const auto& [name, b] : learnt) {
     char buf[64];
     std::snprintf(buf, sizeof buf, " %.17g %lld\n", b.seconds, b.boots);
     out += "node " + name + buf;
+  }
+  for (const auto& [name, requested] : booting) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %.17g\n", requested);
+    out += "booting " + name + buf;
   }
   return out;
 }
@@ -130,6 +143,7 @@ ParsedBootTimes parse_boot_times(std::string_view text, const std::string& path)
   int line_no = 0;
   auto refuse = [&](const std::string& why) {
     r.learnt.clear();
+    r.booting.clear();
     r.error = path + ":" + std::to_string(line_no) + ": " + why;
     return r;
   };
@@ -149,14 +163,29 @@ ParsedBootTimes parse_boot_times(std::string_view text, const std::string& path)
     double seconds = 0;
     long long boots = 0;
     int used = 0;
+    const auto printable = [&] {
+      for (const char* c = name; *c != '\0'; ++c)
+        if (*c < 0x21 || *c > 0x7e) return false;
+      return true;
+    };
+    if (line.size() <= 300 && line.rfind("booting ", 0) == 0) {
+      double requested = 0;
+      if (std::sscanf(line.c_str(), "booting %255s %lf%n", name, &requested, &used) != 2 ||
+          static_cast<std::size_t>(used) != line.size())
+        return refuse("not 'booting <name> <resume time>'");
+      if (!std::isfinite(requested) || requested <= 0 || requested >= 1e11)
+        return refuse("a resume time must be a Unix time (0..1e11)");
+      if (!printable()) return refuse("a node name with an unprintable character");
+      if (!r.booting.emplace(name, requested).second) return refuse(std::string("booting ") + name + " twice");
+      continue;
+    }
     if (line.size() > 300 ||
         std::sscanf(line.c_str(), "node %255s %lf %lld%n", name, &seconds, &boots, &used) != 3 ||
         static_cast<std::size_t>(used) != line.size())
       return refuse("not 'node <name> <seconds> <boots>'");
     if (!std::isfinite(seconds) || seconds < 0 || seconds >= 86400 || boots < 1)
       return refuse("seconds must be 0..86400 and boots at least 1");
-    for (const char* c = name; *c != '\0'; ++c)
-      if (*c < 0x21 || *c > 0x7e) return refuse("a node name with an unprintable character");
+    if (!printable()) return refuse("a node name with an unprintable character");
     if (!r.learnt.emplace(name, NodeBoots{seconds, boots}).second) return refuse(std::string("node ") + name + " twice");
   }
   if (!header) return refuse("empty");
@@ -185,9 +214,10 @@ ParsedBootTimes read_boot_times(const std::string& path) noexcept {
   }
 }
 
-std::string write_boot_times(const std::string& path, const std::map<std::string, NodeBoots>& learnt) noexcept {
+std::string write_boot_times(const std::string& path, const std::map<std::string, NodeBoots>& learnt,
+                             const std::map<std::string, double>& booting) noexcept {
   try {
-    return write_file_atomic(path, format_boot_times(learnt), 0600);
+    return write_file_atomic(path, format_boot_times(learnt, booting), 0600);
   } catch (const std::exception& e) {
     return e.what();
   }

@@ -11,10 +11,16 @@
 // restart_cost).
 //
 // Kept across slurmctld restarts in <StateSaveLocation>/pollux_boot_times
-// (written atomically after a round that learnt something; read when the
-// round thread starts), one record a line:
+// (written atomically after a round that learnt something or saw a boot
+// begin or end; read when the round thread starts), one record a line:
 //   pollux_boot_times 1
 //   node <name> <seconds> <boots>     seconds: the mean of its boots
+//   booting <name> <resume time>      a boot under way (Unix time)
+// A boot under way when slurmctld stops is measured once it starts again:
+// Slurm clears the node's resume time when it registers, which it may do
+// before the first round of the restarted slurmctld. (A sched/pollux older
+// than the booting lines refuses a file written during a boot, and learns
+// the boot times afresh.)
 // Reading it treats it as untrusted: anything else is refused with one
 // line naming the file and line, and the learner starts empty.
 #ifndef POLLUX_SCHED_BOOT_TIMES_H
@@ -55,6 +61,8 @@ class BootTimes {
   bool booting() const { return !booting_.empty(); }
 
   const std::map<std::string, NodeBoots>& learnt() const { return learnt_; }
+  /// The nodes seen booting, each with its resume time.
+  const std::map<std::string, double>& booting_nodes() const { return booting_; }
   void restore(std::map<std::string, NodeBoots> learnt) { learnt_ = std::move(learnt); }
 
   /// The file the learnt boot times are kept in ("": none, StateSaveLocation unset).
@@ -80,11 +88,13 @@ class BootTimes {
 /// few seconds falls between two of them, and is not learnt).
 bool awaits_boot(const Snapshot& snap);
 
-/// The file's text for `learnt`.
-std::string format_boot_times(const std::map<std::string, NodeBoots>& learnt);
+/// The file's text for `learnt` and the boots under way.
+std::string format_boot_times(const std::map<std::string, NodeBoots>& learnt,
+                              const std::map<std::string, double>& booting = {});
 
 struct ParsedBootTimes {
   std::map<std::string, NodeBoots> learnt;
+  std::map<std::string, double> booting;  ///< node -> its resume time
   std::string error;     ///< empty: parsed; else "<path>:<line>: <why>"
   bool missing = false;  ///< read_boot_times(): no such file (a first start)
 };
@@ -96,7 +106,8 @@ ParsedBootTimes parse_boot_times(std::string_view text, const std::string& path)
 ParsedBootTimes read_boot_times(const std::string& path) noexcept;
 
 /// Replaces the file `path` atomically: empty, or why it failed. Never throws.
-std::string write_boot_times(const std::string& path, const std::map<std::string, NodeBoots>& learnt) noexcept;
+std::string write_boot_times(const std::string& path, const std::map<std::string, NodeBoots>& learnt,
+                             const std::map<std::string, double>& booting = {}) noexcept;
 
 }  // namespace pollux::sched
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <climits>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <numeric>
@@ -799,6 +800,13 @@ JobDecision decide(const Snapshot& snap, std::size_t i, const JobInput& in, cons
     const bool acked = in.checkpoint_ack && *in.checkpoint_ack >= prev.since;
     if (acked || snap.now >= prev.since + params.checkpoint_timeout) {
       d.action = Action::kRequeue;
+      d.checkpoint_timed_out = !acked;
+      if (!acked) {
+        char timeout[32];
+        std::snprintf(timeout, sizeof timeout, "%g", params.checkpoint_timeout);
+        d.note = std::string("no acknowledgement of the checkpoint signal within pollux_checkpoint_timeout=") +
+                 timeout + " s: requeued at its new size all the same; it restarts from its last checkpoint";
+      }
       requeue(st, j.start_time, snap.now);
     }
   }

@@ -346,9 +346,13 @@ struct JobDecision {
   /// Running without a time limit: the EndTime to give the job (0: leave
   /// it), see expected_end().
   double expected_end = 0;
-  /// A line for the log about this decision, if any (a job Slurm requeued).
+  /// A line for the log about this decision, if any (a job Slurm requeued,
+  /// a resize requeued at the checkpoint time-out).
   std::string note;
   int signal = 0;  ///< kSignal: the signal its agent announced
+  /// kRequeue of a resize: at pollux_checkpoint_timeout, without the
+  /// agent's acknowledgement (else on it).
+  bool checkpoint_timed_out = false;
   /// The placement the round decided for the job (`state.alloc` as node
   /// shares; under RoundRules::uniform_placements = false, the only exact
   /// form of a non-uniform one).

@@ -39,11 +39,10 @@ void add_to(RoundTotals& t, const Snapshot& snap, const std::vector<JobInput>& i
     ++t.reasons[d.state.why.empty() ? "none" : d.state.why.c_str()];
     if (d.action != Action::kRequeue || d.job >= snap.jobs.size()) continue;
     // The requeue of a resize: on the agent's acknowledgement of the
-    // checkpoint signal (as plan_round judges it), else at the time-out.
+    // checkpoint signal, else at the time-out (as plan_round judged it).
     const ElasticJobSnapshot& j = snap.jobs[d.job];
-    const bool acked = j.state && d.job < inputs.size() && inputs[d.job].checkpoint_ack &&
-                       *inputs[d.job].checkpoint_ack >= j.state->since;
-    ++(acked ? t.checkpoint_acks : t.checkpoint_timeouts);
+    if (!j.state || j.state->phase != Phase::kCheckpointing) continue;
+    ++(d.checkpoint_timed_out ? t.checkpoint_timeouts : t.checkpoint_acks);
   }
   for (const ElasticJobSnapshot& j : snap.jobs)
     if (j.refused_now) ++t.refused_sizes;

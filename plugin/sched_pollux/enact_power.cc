@@ -2,19 +2,30 @@
 // Goodput auto-scaling's actions on nodes (see enact_power.h).
 #include "enact_power.h"
 
+#include <cstdint>
+#include <ctime>
+#include <vector>
+
+#include "common/compat_power_save.h"
 #include "common/slurm_api.h"
 
 namespace pollux::sched {
 
 PowerReport enact_power(const Snapshot& snap, const RoundResult& round) {
   PowerReport r;
+  const SuspendExcStates states = suspend_exc_states();
+  const std::vector<std::uint32_t> reserved =
+      round.autoscale.power_down.empty() ? std::vector<std::uint32_t>{} : reservation_flags(states.flags, std::time(nullptr));
   for (std::size_t n : round.autoscale.power_down) {
     const std::string& name = snap.nodes[n].name;
     node_record_t* node = find_node_record(const_cast<char*>(name.c_str()));
-    // Busy or powering since the snapshot: Slurm's own state wins.
+    // Busy, powering or in a state SuspendExcStates keeps on (a reservation
+    // begun) since the snapshot: Slurm's own state wins.
     if (node == nullptr || !IS_NODE_IDLE(node) || IS_NODE_COMPLETING(node) || IS_NODE_POWERED_DOWN(node) ||
         IS_NODE_POWERING_DOWN(node) || IS_NODE_POWERING_UP(node) || IS_NODE_POWER_DOWN(node))
       continue;
+    const auto at = static_cast<std::size_t>(node->index);
+    if (states.excludes(node, at < reserved.size() ? reserved[at] : 0)) continue;
     const std::string reason = "sched/pollux: " + round.autoscale.why;
     update_node_msg_t msg;
     slurm_init_update_node_msg(&msg);

@@ -3,9 +3,11 @@
 #include "snapshot.h"
 
 #include <algorithm>
-
+#include <cstdint>
+#include <ctime>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/compat_gres.h"
 #include "common/compat_power_save.h"
@@ -109,6 +111,7 @@ struct PowerSaveExclusions {
   bitstr_t* nodes = nullptr;
   std::set<std::string> parts;
   const SuspendExcStates states = suspend_exc_states();
+  const std::vector<std::uint32_t> reserved = reservation_flags(states.flags, std::time(nullptr));
   PowerSaveExclusions() {
     if (slurm_conf.suspend_exc_nodes != nullptr) {
       std::string names = slurm_conf.suspend_exc_nodes, plain;
@@ -134,7 +137,9 @@ struct PowerSaveExclusions {
   PowerSaveExclusions& operator=(const PowerSaveExclusions&) = delete;
 
   bool excluded(const node_record_t* node) const {
-    if (states.excludes(node)) return true;
+    const auto at = static_cast<std::size_t>(node->index);
+    const std::uint32_t resv = at < reserved.size() ? reserved[at] : 0;
+    if (states.excludes(node, resv)) return true;
     if (nodes != nullptr && node->index < bit_size(nodes) && bit_test(nodes, node->index)) return true;
     for (int k = 0; k < node->part_cnt && !parts.empty(); ++k) {
       const auto* part = static_cast<const part_record_t*>(node->part_pptr[k]);

@@ -16,9 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     pollux::fuzz::require_one_line(r.error, path, kLogSafeMax);
     return 0;
   }
-  const std::string again = format_boot_times(r.learnt);
+  const std::string again = format_boot_times(r.learnt, r.booting);
   const ParsedBootTimes back = parse_boot_times(again, path);
-  pollux::fuzz::require(back.error.empty() && format_boot_times(back.learnt) == again, "does not round-trip: " + again);
+  pollux::fuzz::require(back.error.empty() && format_boot_times(back.learnt, back.booting) == again,
+                        "does not round-trip: " + again);
   BootTimes learner;
   learner.restore(r.learnt);
   Snapshot snap;

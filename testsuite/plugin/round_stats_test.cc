@@ -123,6 +123,7 @@ TEST(RoundStats, ARequeueCountsAnAcknowledgementOrATimeOut) {
   RoundResult result;
   result.decisions = {decision(0, Action::kRequeue, Phase::kStarting, "grow", 4),
                       decision(1, Action::kRequeue, Phase::kHeld, "preempt", 0)};
+  result.decisions[1].checkpoint_timed_out = true;  // plan_round's judgement (sched-test)
   stats.add(snap, inputs, result, record(RoundKind::kTransition, 1, 1));
   EXPECT_EQ(stats.since_start().checkpoint_acks, 1);
   EXPECT_EQ(stats.since_start().checkpoint_timeouts, 1);

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 namespace pollux::sched {
 namespace {
@@ -103,6 +105,14 @@ TEST(BootTimes, TheFileRoundTripsAndRefusesWhatItDidNotWrite) {
   ASSERT_EQ(back.learnt.size(), 2u);
   EXPECT_EQ(back.learnt.at("n1").seconds, 41.25);
   EXPECT_EQ(back.learnt.at("n1").boots, 3);
+  EXPECT_TRUE(back.booting.empty());
+  const std::string during = format_boot_times(l, {{"n2", 1796049223.5}});
+  EXPECT_EQ(during, text + "booting n2 1796049223.5\n");
+  const ParsedBootTimes boot = parse_boot_times(during, "f");
+  EXPECT_EQ(boot.error, "");
+  EXPECT_EQ(boot.learnt.size(), 2u);
+  ASSERT_EQ(boot.booting.size(), 1u);
+  EXPECT_EQ(boot.booting.at("n2"), 1796049223.5);
   for (const auto& [bad, why] : std::vector<std::pair<std::string, std::string>>{
            {"", "f:0: empty"},
            {"pollux_boot_times 2\n", "f:1: not a pollux_boot_times file of this version"},
@@ -111,17 +121,33 @@ TEST(BootTimes, TheFileRoundTripsAndRefusesWhatItDidNotWrite) {
            {"pollux_boot_times 1\nnode n1 nan 1\n", "f:2: seconds must be 0..86400 and boots at least 1"},
            {"pollux_boot_times 1\nnode n1 4 1 x\n", "f:2: not 'node <name> <seconds> <boots>'"},
            {"pollux_boot_times 1\nnode n1 4 1\nnode n1 5 1\n", "f:3: node n1 twice"},
+           {"pollux_boot_times 1\nbooting n1\n", "f:2: not 'booting <name> <resume time>'"},
+           {"pollux_boot_times 1\nbooting n1 5 6\n", "f:2: not 'booting <name> <resume time>'"},
+           {"pollux_boot_times 1\nbooting n1 -5\n", "f:2: a resume time must be a Unix time (0..1e11)"},
+           {"pollux_boot_times 1\nbooting n1 inf\n", "f:2: a resume time must be a Unix time (0..1e11)"},
+           {"pollux_boot_times 1\nnode n1 4 1\nbooting n2 5\nbooting n2 6\n", "f:4: booting n2 twice"},
        }) {
     const ParsedBootTimes r = parse_boot_times(bad, "f");
     EXPECT_EQ(r.error, why) << bad;
     EXPECT_TRUE(r.learnt.empty());
+    EXPECT_TRUE(r.booting.empty());
   }
 }
 
+// StateSaveLocation's pollux_boot_times in a directory of its own, removed after.
+struct StateFile {
+  std::string dir = "/tmp/pollux-boot-times-XXXXXX";
+  std::string path;
+  StateFile() {
+    if (::mkdtemp(dir.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path = dir + "/pollux_boot_times";
+  }
+  ~StateFile() { std::system(("rm -rf " + dir).c_str()); }
+};
+
 TEST(BootTimes, KeptAcrossARestart) {
-  char dir[] = "/tmp/pollux-boot-times-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
-  const std::string path = std::string(dir) + "/pollux_boot_times";
+  const StateFile file;
+  const std::string& path = file.path;
   BootTimes before;
   before.set_file(path);
   EXPECT_EQ(before.recall(), "") << "a first start: no file, nothing said";
@@ -143,7 +169,42 @@ TEST(BootTimes, KeptAcrossARestart) {
   ASSERT_EQ(after.learnt().size(), 2u);
   EXPECT_EQ(after.learnt().at("n1").seconds, 8);
   EXPECT_EQ(after.learnt().at("n2").boots, 2);
-  std::system(("rm -rf " + std::string(dir)).c_str());
+  EXPECT_TRUE(after.booting_nodes().empty());
+}
+
+// slurmctld stopped while a node boots, and the node registered before the
+// restarted slurmctld's first round (Slurm then clears its resume time):
+// the boot is measured all the same, from the resume time kept in the file.
+TEST(BootTimes, ABootUnderWayAtARestartIsMeasuredAfterIt) {
+  const StateFile file;
+  const std::string& path = file.path;
+  BootTimes before;
+  before.set_file(path);
+  Snapshot s = three_nodes(1000);
+  s.nodes[2].power = Power::kBooting;
+  s.nodes[2].boot_requested = 999;
+  before.observe(s);
+  EXPECT_EQ(before.keep(), "");
+  s.now = 1001;
+  before.observe(s);
+  EXPECT_EQ(before.keep(), "");
+  ASSERT_EQ(read_boot_times(path).booting.size(), 1u) << "written once the boot began";
+  BootTimes after;
+  after.set_file(path);
+  EXPECT_EQ(after.recall(), "");
+  EXPECT_TRUE(after.booting());
+  s.now = 1004;
+  s.nodes[2].power = Power::kOn;
+  s.nodes[2].boot_requested = 0;  // cleared at its registration
+  s.nodes[2].slurmd_started = 1002;
+  s.nodes[2].last_response = 1003;
+  const std::vector<std::string> lines = after.observe(s);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("node n3 booted in 3.0 s", 0), 0u) << lines[0];
+  EXPECT_EQ(after.keep(), "");
+  const ParsedBootTimes kept = read_boot_times(path);
+  EXPECT_TRUE(kept.booting.empty()) << "measured: no longer under way";
+  EXPECT_EQ(kept.learnt.at("n3").seconds, 3);
 }
 
 }  // namespace

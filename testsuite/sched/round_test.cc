@@ -337,9 +337,21 @@ TEST(Round, ARequeuedJobsStartIsEstimatedWhileItIsParked) {
 
 TEST_F(Checkpointing, TheTimeoutRequeuesWithoutTheAgent) {
   f.params.checkpoint_timeout = 10;
-  EXPECT_EQ(f.run().decisions[0].action, Action::kRequeue);
+  const JobDecision d = f.run().decisions[0];
+  EXPECT_EQ(d.action, Action::kRequeue);
+  // Said in the log and counted as a time-out (pollux-status), not as an acknowledgement.
+  EXPECT_TRUE(d.checkpoint_timed_out);
+  EXPECT_EQ(d.note,
+            "no acknowledgement of the checkpoint signal within pollux_checkpoint_timeout=10 s: requeued at its new "
+            "size all the same; it restarts from its last checkpoint");
   f.params.checkpoint_timeout = 11;
   EXPECT_EQ(f.run().decisions[0].action, Action::kNone);
+  f.params.checkpoint_timeout = 10;
+  f.inputs[0].checkpoint_ack = kNow - 5;
+  const JobDecision acked = f.run().decisions[0];
+  EXPECT_EQ(acked.action, Action::kRequeue);
+  EXPECT_FALSE(acked.checkpoint_timed_out);
+  EXPECT_EQ(acked.note, "");
 }
 
 TEST_F(Checkpointing, ALightRoundMovesItOnToo) {

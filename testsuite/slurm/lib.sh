@@ -49,8 +49,11 @@ cleanup() {
   local rc=$?
   [[ -n $CLUSTER_DIR ]] || return
   if ((rc != 0)); then
-    echo "---- $CLUSTER_DIR/log/slurmctld.log (sched/pollux, last 60 lines) ----"
-    grep -E "pollux|error" "$CLUSTER_DIR/log/slurmctld.log" | tail -60 || true
+    # (Without the rounds' timing lines, one every few seconds: they
+    # filled the 60 lines and hid the decisions in CI's report.)
+    echo "---- $CLUSTER_DIR/log/slurmctld.log (sched/pollux but the rounds' timings, last 60 lines) ----"
+    grep -E "sched/pollux|job_submit/pollux|error" "$CLUSTER_DIR/log/slurmctld.log" | grep -vE "sched/pollux: (arrivals |transition )?round: " | tail -60 || true
+    [[ ! -s $CLUSTER_DIR/log/power.log ]] || { echo "---- $CLUSTER_DIR/log/power.log ----"; tail -20 "$CLUSTER_DIR/log/power.log"; }
     echo "---- squeue ----"
     squeue 2>/dev/null || true
     for f in "$CLUSTER_DIR"/jobs/*.out; do [[ -f $f ]] && { echo "---- $f ----"; tail -20 "$f"; }; done

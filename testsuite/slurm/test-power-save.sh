@@ -52,11 +52,19 @@ note "placed at $two; $third's resume will fail"
 cluster fail-resume "$third"
 # slurmctld restarted while the second node boots (its 2 s boot mostly
 # ends while slurmctld is down): the boot and the promise survive it
-# (Slurm keeps the node's resume time in its state, which the learner
-# reads), the job grows there and the boot is still learnt.
+# (sched/pollux keeps the boot under way in pollux_boot_times: Slurm clears
+# the node's resume time when it registers, which may come before the
+# restarted slurmctld's first round), the job grows there and the boot is
+# still learnt.
 second=$(tr ',' '\n' <<< "${two#*@}" | grep -vxF "${first% }")
 booting() { [[ $(sinfo -h -n "$second" -o %t) == *'#' ]]; }  # sinfo's "#": powering up
 wait_until 60 "$second booting for job $job" booting
+# Once sched/pollux has seen the boot (and kept it under way in its file):
+# a boot begun and ended between two of its rounds, the last before the
+# stop and the first after, is seen by none and not learnt (2 of 30 runs
+# here restarted so, before this wait).
+kept_booting() { grep -q "^booting $second " "$state_dir/pollux_boot_times" 2>/dev/null; }
+wait_until 10 "sched/pollux keeping $second's boot under way in pollux_boot_times" kept_booting
 cluster restart-ctld
 note "slurmctld restarted while $second boots ($(sinfo -h -n "$second" -o %t))"
 grown() { [[ $(run_line 1) == *" gpus=2" ]]; }
@@ -78,8 +86,14 @@ wait_until 120 "$third marked DOWN after its failed resume" failed
 note "$third: $(scontrol show node "$third" | grep -o 'Reason=[^[]*')"
 logged() { grep -q "sched/pollux: node $third did not register after its resume" "$CLUSTER_DIR/log/slurmctld.log"; }
 wait_until 15 "sched/pollux logging $third's failed resume" logged
-(($(grep -c "checkpoint acknowledged" "$out") >= 2)) ||
-  fail "job $job was moved toward $third without its checkpoint"
+# sched/pollux's own count since the restart above: the move toward
+# $third was requeued on the job's acknowledgement, not at the time-out.
+# (The job's "checkpoint acknowledged" line says that it acknowledged, not
+# that the requeue waited for it. CI's run of 489a642 failed on that line
+# about 60 s late, the time-out's length; not reproduced in 30 runs here.)
+checkpoints=$("$status_cmd" --dir "$state_dir" 2>/dev/null | grep -m2 -E "Checkpoint (acks|time-outs):" | tr -s '\t ' ' ')
+[[ $checkpoints == *"acks: "[1-9]*"time-outs: 0"* ]] ||
+  fail "job $job was moved toward $third without its checkpoint (pollux-status:$checkpoints)"
 again() {
   local line
   line=$(grep -E "^start " "$out" | tail -1)
