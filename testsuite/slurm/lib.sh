@@ -80,7 +80,13 @@ wait_until() {
   mkdir -p "$POLL_SNAPSHOT"
   until "$@"; do
     rm -f "$POLL_SNAPSHOT"/*
-    ((SECONDS < end)) || { POLL_SNAPSHOT=; fail "timed out after ${limit}s waiting for: $what"; }
+    if ((SECONDS >= end)); then
+      # The check once more, traced: which of its tests failed, on what values.
+      echo "---- the last check, traced ----"
+      { (set -x; "$@") 2>&1 | tail -40; } || true
+      POLL_SNAPSHOT=
+      fail "timed out after ${limit}s waiting for: $what"
+    fi
     sleep 1
   done
   rm -rf "$POLL_SNAPSHOT"

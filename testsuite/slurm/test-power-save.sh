@@ -61,7 +61,7 @@ booting() { [[ $(sinfo -h -n "$second" -o %t) == *'#' ]]; }  # sinfo's "#": powe
 wait_until 60 "$second booting for job $job" booting
 # Once sched/pollux has seen the boot (and kept it under way in its file):
 # a boot begun and ended between two of its rounds, the last before the
-# stop and the first after, is seen by none and not learnt (2 of 30 runs
+# stop and the first after, is seen by none and not learnt (3 of 33 runs
 # here restarted so, before this wait).
 kept_booting() { grep -q "^booting $second " "$state_dir/pollux_boot_times" 2>/dev/null; }
 wait_until 10 "sched/pollux keeping $second's boot under way in pollux_boot_times" kept_booting
@@ -90,7 +90,7 @@ wait_until 15 "sched/pollux logging $third's failed resume" logged
 # $third was requeued on the job's acknowledgement, not at the time-out.
 # (The job's "checkpoint acknowledged" line says that it acknowledged, not
 # that the requeue waited for it. CI's run of 489a642 failed on that line
-# about 60 s late, the time-out's length; not reproduced in 30 runs here.)
+# about 60 s late, the time-out's length; not reproduced in 33 runs here.)
 checkpoints=$("$status_cmd" --dir "$state_dir" 2>/dev/null | grep -m2 -E "Checkpoint (acks|time-outs):" | tr -s '\t ' ' ')
 [[ $checkpoints == *"acks: "[1-9]*"time-outs: 0"* ]] ||
   fail "job $job was moved toward $third without its checkpoint (pollux-status:$checkpoints)"
