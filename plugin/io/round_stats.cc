@@ -22,8 +22,7 @@ std::string decision_kind(const JobDecision& d) {
   return {};
 }
 
-void add_to(RoundTotals& t, const Snapshot& snap, const std::vector<JobInput>& inputs, const RoundResult& result,
-            const RoundRecord& r) {
+void add_to(RoundTotals& t, const Snapshot& snap, const RoundResult& result, const RoundRecord& r) {
   ++t.rounds[round_kind_name(r.kind)];
   t.phases["snapshot"].add(r.snapshot_ms);
   t.phases["plan"].add(r.plan_ms);
@@ -81,8 +80,8 @@ void RoundStats::reset(double now) {
 
 void RoundStats::add(const Snapshot& snap, const std::vector<JobInput>& inputs, const RoundResult& result,
                      const RoundRecord& record) {
-  add_to(start_, snap, inputs, result, record);
-  add_to(reset_, snap, inputs, result, record);
+  add_to(start_, snap, result, record);
+  add_to(reset_, snap, result, record);
   last_round_ = snap.now;
   spool_dir_ = record.spool_dir;
   spool_ = record.spool;
