@@ -92,7 +92,7 @@ ranks=$(sed -n 's/^start restart=[0-9]* nodes=[0-9]* ranks=\([0-9]*\).*/\1/p' "$
 # Every run after the first restored the sharded checkpoint: FSDP's, from
 # torch.distributed.checkpoint's files (one per rank that saved it).
 (($(grep -c '^resumed step' "$out") == 2)) || fail "job a's runs did not both resume"
-ckpt=$(find "$CLUSTER_DIR/home" -type d -name pytorch-fsdp | head -1)
+ckpt=$(find "$CLUSTER_DIR/home" -type d -name pytorch-fsdp -print -quit)
 [[ -n $ckpt ]] || fail "no sharded checkpoint (pytorch-fsdp/) under $CLUSTER_DIR/home"
 note "sharded checkpoint: $ckpt: $(ls "$ckpt" | tr '\n' ' ')"
 [[ -f $ckpt/.metadata ]] || fail "$ckpt has no DCP .metadata"

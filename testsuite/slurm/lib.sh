@@ -4,7 +4,14 @@
 # Exits 77 (CTest: skipped) with a reason when the machine cannot run it,
 # or fails instead when POLLUX_TESTS_NO_SKIP=1 (contrib/run-tests as root:
 # everything was installed and built, so a skip would hide a broken setup).
-set -euo pipefail
+set -eEuo pipefail
+# A command that ends the test through set -e rather than a check's fail()
+# (a failed pipeline, a daemon tool's error): where and which, for the
+# report (CI's run of f0088ab lost a test so, with nothing said). -E: also
+# inside functions. The first is kept: under set -e it ended the test, and
+# the EXIT traps' own `(exit $rc)` come after it.
+stopped_at= failed_check=false
+trap 'stopped_rc=$?; [[ -n $stopped_at ]] || stopped_at="${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND (exit $stopped_rc)"' ERR
 
 : "${POLLUX_BUILD:?set POLLUX_BUILD to the build directory (CTest does)}"
 : "${POLLUX_SRC:?set POLLUX_SRC to the source directory (CTest does)}"
@@ -17,7 +24,7 @@ skip() {
   [[ ${POLLUX_TESTS_NO_SKIP:-0} == 1 ]] && { echo "FAILED: $test_name: cannot run (POLLUX_TESTS_NO_SKIP=1): $*" >&2; exit 1; }
   echo "SKIPPED: $test_name: $*"; exit 77
 }
-fail() { echo "FAILED: $test_name: $*" >&2; exit 1; }
+fail() { failed_check=true; echo "FAILED: $test_name: $*" >&2; exit 1; }
 note() { echo "[$(date +%T)] $*"; }
 
 ((EUID == 0)) || skip "needs root (the local cluster makes fake GPU devices and runs slurmd as root)"
@@ -49,6 +56,7 @@ cleanup() {
   local rc=$?
   [[ -n $CLUSTER_DIR ]] || return
   if ((rc != 0)); then
+    [[ -z $stopped_at ]] || $failed_check || echo "FAILED: $test_name: a command failed outside the checks, at $stopped_at" >&2
     # (Without the rounds' timing lines, one every few seconds: they
     # filled the 60 lines and hid the decisions in CI's report.)
     echo "---- $CLUSTER_DIR/log/slurmctld.log (sched/pollux but the rounds' timings, last 60 lines) ----"
