@@ -129,7 +129,7 @@ TypedJobModel typed_job_model(const std::optional<JobModel>& model, const Elasti
     const int ti = static_cast<int>(t);
     out.sources[t] = typed->source(ti);
     if (out.sources[t] == TypeModelSource::kNone || !(base > 0)) continue;
-    out.models[t] = typed->perf(ti).to_array() == model->perf.to_array()
+    out.models[t] = typed->perf(ti) == model->perf
                         ? model
                         : model_from_fit(typed->perf(ti), model->grad, model->limits);
     if (!out.models[t]) continue;  // no valid configuration on one GPU of this type

@@ -57,6 +57,11 @@ void Adapter::set_perf(const PerfParams& perf) {
   perf_ = perf;
 }
 
+void Adapter::set_sharded(bool sharded) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sharded_ = sharded;
+}
+
 void Adapter::run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -78,14 +83,19 @@ void Adapter::process(AdaptRequest& req) {
   std::optional<PerfParams> perf = this->perf();
   if (req.refit && !h.profile.empty()) {
     try {
-      const FitResult fit = fit_perf_params(h.profile);
+      FitOptions options;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        options.sharded = sharded_;
+      }
+      const FitResult fit = fit_perf_params(h.profile, options);
       if (fit.params.valid()) {
         perf = fit.params;
         set_perf(*perf);
         if (verbose_ >= 2)
-          log(rank_, "fit of %zu samples: alpha_c=%.3g beta_c=%.3g alpha_r=%.3g beta_r=%.3g alpha_n=%.3g gamma=%.3g (%s)",
-              h.profile.size(), perf->alpha_c, perf->beta_c, perf->alpha_r, perf->beta_r, perf->alpha_n,
-              perf->gamma, fit.status.c_str());
+          log(rank_, "fit of %zu samples%s: alpha_c=%.3g beta_c=%.3g alpha_r=%.3g beta_r=%.3g alpha_n=%.3g gamma=%.3g alpha_1=%.3g (%s)",
+              h.profile.size(), perf->sharded ? " (sharded)" : "", perf->alpha_c, perf->beta_c, perf->alpha_r,
+              perf->beta_r, perf->alpha_n, perf->gamma, perf->alpha_1, fit.status.c_str());
       }
     } catch (const std::exception& e) {
       log(rank_, "throughput fit failed: %s", e.what());

@@ -48,6 +48,9 @@ class Adapter {
   std::optional<Proposal> take_proposal();
   std::optional<PerfParams> perf() const;
   void set_perf(const PerfParams& perf);
+  /// Fit the throughput model's sharded form (Agent::set_sharded) from the
+  /// next re-fit on.
+  void set_sharded(bool sharded);
 
  private:
   void run();
@@ -61,6 +64,7 @@ class Adapter {
   long long submitted_ = 0, done_ = 0;
   bool stop_ = false;
   std::optional<PerfParams> perf_;
+  bool sharded_ = false;
   std::optional<Proposal> proposal_;
   std::string last_write_error_;  // the worker's own
   std::string write_error_;       // the same, for flush() (under mu_)

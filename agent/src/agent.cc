@@ -87,6 +87,7 @@ struct Agent::Impl {
   double progress = 0;
   int steps_since_config = 0;
   int largest_run = 0;  // the largest micro-batch that completed a step in this process
+  bool sharded = false;  // set_sharded(): the throughput model's form
 
   // The parts, each with its own job.
   StepStatistics stats;
@@ -581,6 +582,17 @@ void Agent::synchronized_late(const StepMeasurement* previous, bool skipped) {
 }
 
 int Agent::out_of_memory(int micro_batch) { return impl_->out_of_memory(micro_batch); }
+
+void Agent::set_sharded(bool sharded) {
+  Impl& d = *impl_;
+  if (d.sharded == sharded) return;
+  d.sharded = sharded;
+  if (!d.hints) return;
+  d.hints->adapter().set_sharded(sharded);
+  d.hints->refit_soon();
+}
+
+bool Agent::sharded() const noexcept { return impl_->sharded; }
 int Agent::max_atomic() const noexcept { return impl_->opt.limits.max_atomic; }
 
 TwoStep Agent::two_step_phase() const noexcept { return impl_->two_step_phase(); }

@@ -341,6 +341,18 @@ int pollux_agent_out_of_memory(pollux_agent* a, int micro_batch) {
   return c_call([&] { return get(a).out_of_memory(micro_batch); });
 }
 
+int pollux_agent_set_sharded(pollux_agent* a, int sharded) {
+  return c_call([&] {
+    if (sharded != 0 && sharded != 1) throw std::invalid_argument("set_sharded: 0 or 1, not " + std::to_string(sharded));
+    get(a).set_sharded(sharded == 1);
+    return 0;
+  });
+}
+
+int pollux_agent_sharded(const pollux_agent* a) {
+  return c_call([&] { return get(const_cast<pollux_agent*>(a)).sharded() ? 1 : 0; });
+}
+
 int pollux_agent_set_batch_config(pollux_agent* a, int atomic, int accum) {
   return c_call([&] {
     get(a).set_batch_config(atomic, accum);

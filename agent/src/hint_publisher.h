@@ -39,6 +39,8 @@ class HintPublisher {
 
   void learned(StepStatistics::ProfileNews news);
   void config_changed() { config_changed_ = true; }
+  /// The model's form changed (Agent::set_sharded): re-fit at the next step's end.
+  void refit_soon() { profile_changed_ = true; }
   void restart_measured() { restart_news_ = true; }
 
   /// A checkpoint of `step` committed now; `ready_for_requeue`: the hint

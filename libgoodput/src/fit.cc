@@ -31,6 +31,7 @@ constexpr double kSqrtGuard = 1e-12;
 
 struct Problem {
   const std::vector<ProfileSample>* samples;
+  bool sharded = false;
   std::vector<double> log_grad;  // log of measured grad times
   std::vector<double> log_step;  // log of measured step times
   int evaluations = 0;
@@ -45,11 +46,43 @@ double objective(unsigned n, const double* x, double* grad, void* data) {
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const ProfileSample& s = samples[i];
     const double pa = ac + bc * s.atomic_batch;
+    const detail::SyncTerms t = detail::sync_terms(s.nodes, s.replicas);
+    const int ia = t.link == detail::Link::kInterNode ? kAlphaN : kAlphaR;
+    if (pb.sharded) {
+      // The sharded form: T_micro = power sum of compute and communication
+      // (one replica: 1e-8, nothing gathered), fitted to grad_time; the
+      // step T_micro + alpha_1, fitted to step_time.
+      const double net = t.link == detail::Link::kNone ? detail::kTiny + detail::kTiny * t.rounds
+                                                       : x[ia] + x[ia + 1] * t.rounds;
+      const double lo = detail::log_power_sum(pa, net, g);
+      const double micro = std::exp(lo);
+      const double step = micro + x[kAlpha1];
+      const double d1 = lo - pb.log_grad[i];
+      const double d2 = std::log(step) - pb.log_step[i];
+      s1 += d1 * d1;
+      s2 += d2 * d2;
+      if (grad == nullptr) continue;
+      const double wa = std::exp(g * (std::log(pa) - lo));
+      const double wn = std::exp(g * (std::log(net) - lo));
+      std::array<double, kN> dlo{};  // d lo / d x
+      dlo[kAlphaC] = wa / pa;
+      dlo[kBetaC] = wa / pa * s.atomic_batch;
+      if (t.link != detail::Link::kNone) {
+        dlo[ia] = wn / net;
+        dlo[ia + 1] = wn / net * t.rounds;
+      }
+      dlo[kGamma] = (wa * std::log(pa) + wn * std::log(net) - lo) / g;
+      const double u = micro / step;  // d log step / d lo
+      for (int k = 0; k < kN; ++k) {
+        g1[k] += d1 * dlo[k];
+        g2[k] += d2 * u * dlo[k];
+      }
+      g2[kAlpha1] += d2 / step;
+      continue;
+    }
     const double d1 = std::log(pa) - pb.log_grad[i];
     s1 += d1 * d1;
 
-    const detail::SyncTerms t = detail::sync_terms(s.nodes, s.replicas);
-    const int ia = t.link == detail::Link::kInterNode ? kAlphaN : kAlphaR;
     const double net = t.link == detail::Link::kNone ? x[kAlpha1] + detail::kTiny * t.rounds
                                                      : x[ia] + x[ia + 1] * t.rounds;
     const double lo = detail::log_power_sum(pa, net, g);
@@ -137,7 +170,7 @@ void check_samples(const std::vector<ProfileSample>& samples) {
 
 FitResult fit_perf_params(const std::vector<ProfileSample>& samples, const FitOptions& options) {
   check_samples(samples);
-  Problem pb{&samples, {}, {}, 0};
+  Problem pb{&samples, options.sharded, {}, {}, 0};
   pb.log_grad.reserve(samples.size());
   pb.log_step.reserve(samples.size());
   for (const ProfileSample& s : samples) {
@@ -184,7 +217,8 @@ FitResult fit_perf_params(const std::vector<ProfileSample>& samples, const FitOp
     fix(kBetaN, detail::kTiny);
     fix(kBetaR, detail::kTiny);
   }
-  if (!one_replica || !options.one_replica_term) fix(kAlpha1, detail::kTiny);  // the paper's T_sync(1) = 0
+  // The paper's T_sync(1) = 0; sharded, alpha_1 is the per-step term at every size.
+  if ((!one_replica && !options.sharded) || !options.one_replica_term) fix(kAlpha1, detail::kTiny);
 
   // To log coordinates (gamma stays linear).
   std::array<double, kN> y = x, ylo = lower, yhi = upper;
@@ -219,6 +253,7 @@ FitResult fit_perf_params(const std::vector<ProfileSample>& samples, const FitOp
   }
 
   result.params = PerfParams::from_array(x);
+  result.params.sharded = options.sharded;
   if (!multi_node) {
     // Prior: inter-node sync is at least as slow as intra-node sync.
     result.params.alpha_n = std::max(result.params.alpha_n, result.params.alpha_r * 1.1);

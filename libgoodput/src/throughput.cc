@@ -34,10 +34,17 @@ double predict_sync_time(const PerfParams& p, int nodes, int replicas) noexcept 
     case detail::Link::kIntraNode: return p.alpha_r + p.beta_r * t.rounds;
     case detail::Link::kNone: break;
   }
-  return p.alpha_1 + detail::kTiny * t.rounds;
+  return (p.sharded ? detail::kTiny : p.alpha_1) + detail::kTiny * t.rounds;
+}
+
+double predict_micro_step_time(const PerfParams& p, int nodes, int replicas, double atomic_batch) noexcept {
+  const double grad = predict_grad_time(p, atomic_batch);
+  if (!p.sharded) return grad;
+  return std::exp(detail::log_power_sum(grad, predict_sync_time(p, nodes, replicas), p.gamma));
 }
 
 double predict_step_time(const PerfParams& p, int nodes, int replicas, double atomic_batch) noexcept {
+  if (p.sharded) return predict_micro_step_time(p, nodes, replicas, atomic_batch) + p.alpha_1;
   const double grad = predict_grad_time(p, atomic_batch);
   const double sync = predict_sync_time(p, nodes, replicas);
   return std::exp(detail::log_power_sum(grad, sync, p.gamma));
@@ -45,7 +52,7 @@ double predict_step_time(const PerfParams& p, int nodes, int replicas, double at
 
 double predict_iter_time(const PerfParams& p, int nodes, int replicas, double atomic_batch,
                          int accum_steps) noexcept {
-  return accum_steps * predict_grad_time(p, atomic_batch) +
+  return accum_steps * predict_micro_step_time(p, nodes, replicas, atomic_batch) +
          predict_step_time(p, nodes, replicas, atomic_batch);
 }
 

@@ -246,6 +246,18 @@ class Agent:
         could not be kept."""
         return self._call(self._lib.pollux_agent_out_of_memory(self.handle, int(micro_batch)), "out_of_memory")
 
+    @property
+    def sharded(self):
+        """Whether the job is declared sharded (set_sharded)."""
+        return self._call(self._lib.pollux_agent_sharded(self.handle), "sharded") == 1
+
+    def set_sharded(self, sharded=True):
+        """Declares the job's parameters sharded across its ranks (FSDP): the
+        agent fits the throughput model's sharded form, whose all-gathers and
+        reduce-scatters are paid in every micro-step, and its hint says so
+        (perf.sharded). Every rank, before the first step; ElasticFSDP does."""
+        self._call(self._lib.pollux_agent_set_sharded(self.handle, 1 if sharded else 0), "set_sharded")
+
     def predict_iter_time(self, nodes, replicas, atomic_batch, accum_steps=0):
         """Seconds per optimizer step by the fitted model (rank 0), or None before the first fit."""
         t = ctypes.c_double()

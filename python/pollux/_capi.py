@@ -99,6 +99,8 @@ _SIGNATURES = {
     "set_batch_config": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_int]),
     "max_atomic": (ctypes.c_int, [_P]),
     "out_of_memory": (ctypes.c_int, [_P, ctypes.c_int]),
+    "set_sharded": (ctypes.c_int, [_P, ctypes.c_int]),
+    "sharded": (ctypes.c_int, [_P]),
     "predict_iter_time": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                          ctypes.POINTER(ctypes.c_double)]),
     "profile": (ctypes.c_int, [_P, ctypes.POINTER(ProfileSample), ctypes.c_int]),

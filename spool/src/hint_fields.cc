@@ -24,6 +24,7 @@ const auto perf_fields = [](auto& f, auto& p) {
   f.real("beta_r", p.beta_r, 0, kMaxSeconds);
   f.real("gamma", p.gamma, 1, 10);
   f.optional_real("alpha_1", p.alpha_1, 0, kMaxSeconds, PerfParams{}.alpha_1);  // newer than the others
+  f.optional_boolean("sharded", p.sharded, false);  // the model's form; newer still
 };
 
 const auto grad_fields = [](auto& f, auto& g) {

@@ -41,6 +41,7 @@ std::map<std::string, std::string> flatten(const pollux::Hint& h) {
     const char* names[] = {"alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma", "alpha_1"};
     const auto v = perf.to_array();
     for (int i = 0; i < pollux::PerfParams::kCount; ++i) f[p + names[i]] = n(v[i]);
+    f[p + "sharded"] = perf.sharded ? "true" : "false";
   };
   if (!h.gpu_type.empty()) f["gpu_type"] = h.gpu_type;
   if (h.perf) perf_fields("perf.", *h.perf);

@@ -60,6 +60,13 @@ int main(void) {
   if (a == NULL) return fail("create");
   pollux_agent_on_checkpoint(a, save, NULL);
   if (pollux_agent_restore(a) != 0) return fail("restore of nothing");
+  /* The throughput model's form: not sharded by default, set and unset. */
+  if (pollux_agent_sharded(a) != 0) return fail("sharded by default");
+  if (pollux_agent_set_sharded(a, 1) != 0 || pollux_agent_sharded(a) != 1) return fail("set_sharded(1)");
+  if (pollux_agent_set_sharded(a, 2) != -1 || strstr(pollux_agent_last_error(), "0 or 1") == NULL)
+    return fail("set_sharded(2) not refused");
+  if (pollux_agent_set_sharded(a, 0) != 0 || pollux_agent_sharded(a) != 0) return fail("set_sharded(0)");
+  if (pollux_agent_set_sharded(NULL, 1) != -1 || pollux_agent_sharded(NULL) != -1) return fail("null agent");
 
   /* Data: x_j = (j, j+1, ...) mod 5 / 5, target weights 0.1 * (i + 1). */
   unsigned seed = 1;

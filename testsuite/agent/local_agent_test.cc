@@ -1070,6 +1070,37 @@ TEST(LocalAgent, WritesAHintThatTheSchedulerAccepts) {
   EXPECT_EQ(h.hint->max_profiled_replicas, 1);
 }
 
+// A job declared sharded (FSDP: set_sharded, the C API's
+// pollux_agent_set_sharded) fits the model's sharded form and says so in
+// its hint; one that is not (the default) writes no perf.sharded.
+TEST(LocalAgent, ASetShardedJobFitsAndPublishesTheShardedForm) {
+  for (const bool sharded : {false, true}) {
+    SCOPED_TRACE(sharded);
+    TempDir dir;
+    SlurmJob job("9021");
+    AgentOptions o = options(dir);
+    o.adapt = true;
+    o.min_profile_steps = 3;
+    o.warmup_steps = 0;
+    std::vector<double> grad(500);
+    std::mt19937_64 rng(1);
+    {
+      auto a = make_local_agent(o);
+      EXPECT_FALSE(a->sharded());
+      if (sharded) a->set_sharded(true);
+      EXPECT_EQ(a->sharded(), sharded);
+      for (int t = 0; t < 40; ++t) noisy_step(*a, grad, rng, 0.05, 0.5);
+      pollux_agent* c = nullptr;
+      EXPECT_EQ(pollux_agent_set_sharded(c, 1), -1);
+    }
+    const HintResult h = read_hint_file(dir / "9021.hint.yaml", ::getuid(), 9021);
+    ASSERT_TRUE(h) << h.error;
+    ASSERT_TRUE(h.hint->perf) << "no fitted model";
+    EXPECT_EQ(h.hint->perf->sharded, sharded);
+    EXPECT_EQ(slurp(dir / "9021.hint.yaml").find("sharded") != std::string::npos, sharded);
+  }
+}
+
 // What a restart costs the job (the hint's restart_seconds), measured by
 // rank 0 at the end of each run's first step: this process's age then,
 // plus after a restore the save time of the checkpoint it came from, kept

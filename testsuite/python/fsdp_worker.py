@@ -73,6 +73,23 @@ def stats(out, kind, steps):
     json.dump(rows, open(f"{out}.{env.rank}", "w"))
 
 
+def sharded(out, kind, order):
+    """Whether the agent was declared sharded (the model's form), the loader
+    made before the model or after it."""
+    env = pt.init_process_group()
+
+    def loader():
+        return pt.ElasticDataLoader(Indexed(64, with_index=False), batch_size=8 * env.world_size,
+                                    max_batch_size=8 * env.world_size, atomic_batch_size=(8, 8))
+    if order == "loader-first":
+        loader()
+        wrap(kind, mlp(), lambda p: torch.optim.SGD(p, lr=0.05))
+    else:
+        wrap(kind, mlp(), lambda p: torch.optim.SGD(p, lr=0.05))
+        loader()
+    json.dump({"sharded": pt.agent().sharded}, open(f"{out}.{env.rank}", "w"))
+
+
 def _full_params(model):
     """The whole model's parameters as one list (gathered for the check only)."""
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
@@ -176,4 +193,5 @@ if __name__ == "__main__":
         old_torch(out, int(os.environ.get("RANK", "0")))
     else:
         {"stats": lambda: stats(out, args[0], int(args[1])), "bad_input": lambda: bad_input(out),
-         "resize": lambda: resize(out, args[0], int(args[1]))}[scenario]()
+         "resize": lambda: resize(out, args[0], int(args[1])),
+         "sharded": lambda: sharded(out, args[0], args[1])}[scenario]()

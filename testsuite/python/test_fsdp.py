@@ -53,6 +53,17 @@ def test_fsdp_statistics_equal_ddps(run_ranks):
     assert len({tuple(rows[-1]["stats"]) for rows in fsdp}) == 1
 
 
+@pytest.mark.parametrize("kind,order", [("ddp", "loader-first"), ("fsdp", "loader-first"), ("fsdp", "model-first")])
+def test_fsdp_declares_the_job_sharded(run_ranks, kind, order):
+    # ElasticFSDP declares the agent's throughput model sharded (its
+    # collectives are inside every micro-step), whichever of the model and
+    # the loader is made first; DDP's is not.
+    out = run_ranks(2, "sharded", kind, order)
+    if old_torch(out):  # (the worker checks only that on an old torch)
+        return
+    assert [r["sharded"] for r in out] == [kind == "fsdp"] * 2, out
+
+
 def test_fsdp_checkpoint_resumes_resharded_2_3_1(run_ranks, tmp_path):
     # Saved sharded on 2 ranks, resumed on 3 then on 1: the model, Adam's
     # state and the position are those of the checkpoint (the loss on fixed

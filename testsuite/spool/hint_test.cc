@@ -163,6 +163,39 @@ TEST(HintRoundTrip, PerfWithoutAlpha1IsThePapersModel) {
   EXPECT_EQ(emit_hint(h), text);
 }
 
+// perf.sharded (the model's sharded form, FSDP) came later still: written
+// only when true, so that a job that is not sharded writes what it wrote
+// before and an older hint reads as not sharded.
+TEST(HintRoundTrip, PerfShardedIsWrittenOnlyWhenTrue) {
+  Hint h = full_hint();
+  ASSERT_FALSE(h.perf->sharded);
+  const std::string plain = emit_hint(h);
+  EXPECT_EQ(plain.find("sharded"), std::string::npos) << plain;
+  HintResult r = parse_hint(plain);
+  ASSERT_TRUE(r) << r.error;
+  EXPECT_FALSE(r.hint->perf->sharded);
+
+  h.perf->sharded = true;
+  const std::string text = emit_hint(h);
+  EXPECT_NE(text.find("  alpha_1: 0.011\n  sharded: true\n"), std::string::npos) << text;
+  r = parse_hint(text);
+  ASSERT_TRUE(r) << r.error;
+  expect_same(h, *r.hint);
+  EXPECT_TRUE(r.hint->perf->sharded);
+  EXPECT_EQ(*r.hint->perf, *h.perf);
+  EXPECT_EQ(emit_hint(*r.hint), text);
+}
+
+TEST(HintRoundTrip, TypePerfShardedRoundTrips) {
+  Hint h = typed_hint();
+  ASSERT_FALSE(h.type_perf.empty());
+  h.type_perf.back().perf.sharded = true;
+  const HintResult r = parse_hint(emit_hint(h));
+  ASSERT_TRUE(r) << r.error;
+  EXPECT_TRUE(r.hint->type_perf.back().perf.sharded);
+  EXPECT_FALSE(r.hint->type_perf.front().perf.sharded && h.type_perf.size() > 1);
+}
+
 TEST(HintRoundTrip, EmittedFileFitsTheSizeCapWithMaximalProfile) {
   Hint h = full_hint();
   h.profile.assign(kHintMaxSamples, ProfileSample{65536, 1048576, 1.0 / 3.0, 1.0 / 7.0, 1.0 / 9.0});
@@ -263,6 +296,8 @@ const Rejection kRejections[] = {
     {"PerfGammaAboveTen", "gamma: 1.5", "gamma: 10.5", "perf.gamma: 10.5 is out of range"},
     {"PerfMissingField", "  beta_r: 1e-04\n", "", "perf.beta_r: missing"},
     {"PerfNegativeAlpha1", "alpha_1: 0.011", "alpha_1: -0.011", "perf.alpha_1: -0.011 is out of range"},
+    {"PerfShardedNotBool", "alpha_1: 0.011", "alpha_1: 0.011\n  sharded: 1", "perf.sharded: '1' is not true or false"},
+    {"PerfShardedText", "alpha_1: 0.011", "alpha_1: 0.011\n  sharded: fsdp", "perf.sharded: 'fsdp' is not true or false"},
     {"PerfNotAMap", "perf:\n", "perf: [1, 2]\nxperf:\n", "perf: expected a map, found a sequence"},
     // Grad
     {"GradNegativeSqr", "sqr: 0.0625", "sqr: -0.0625", "grad.sqr: -0.0625 is out of range"},

@@ -303,6 +303,16 @@ class Agent {
   /// at most m_min (nothing smaller to try), or when the file cannot be
   /// written (the limit then holds in this process only).
   int out_of_memory(int micro_batch);
+  /// Declares the job's parameters sharded across its replicas (FSDP,
+  /// ZeRO-3-like: its collectives run inside every forward and backward,
+  /// nothing is all-reduced after it): rank 0 fits the throughput model's
+  /// sharded form (pollux/throughput.h) from its next re-fit on, and its
+  /// hint says so (perf.sharded), so that the scheduler's speedup is that
+  /// form's. Default: not sharded (DDP's all-reduce after the backward).
+  /// Call it on every rank, before the first step (the ranks need not
+  /// agree: only rank 0 fits). A change re-fits at the next step's end.
+  void set_sharded(bool sharded);
+  bool sharded() const noexcept;
   /// AdaScale gain for the next step: multiply the learning rate tuned for
   /// M0 by it. 1 until the gradient statistics are measured.
   double lr_gain() const noexcept;

@@ -195,6 +195,16 @@ int pollux_agent_max_atomic(const pollux_agent* agent);
  * max_atomic, or -1 when `micro_batch` is the job's smallest (nothing
  * smaller to try) or the limit could not be kept (the reason says which). */
 int pollux_agent_out_of_memory(pollux_agent* agent, int micro_batch);
+/* Declares the job's parameters sharded across its ranks (FSDP; `sharded`
+ * 1) or not (0, the default: DDP), Agent::set_sharded: rank 0 then fits
+ * the throughput model's sharded form, whose communication (all-gathers,
+ * reduce-scatters) is paid in every micro-step, and its hint carries
+ * `perf.sharded: true` for the scheduler (doc/hint-format.md). Call it on
+ * every rank before the first step; pollux.torch's ElasticFSDP does.
+ * Returns 0, or -1 (any other value of `sharded`, a null agent). */
+int pollux_agent_set_sharded(pollux_agent* agent, int sharded);
+/* 1 when declared sharded, 0 when not, -1 for a null agent. */
+int pollux_agent_sharded(const pollux_agent* agent);
 /* Sets the batch configuration from the next step on (Agent::set_batch_config). */
 int pollux_agent_set_batch_config(pollux_agent* agent, int atomic_batch, int accum_steps);
 /* The fitted model's seconds per optimizer step at a configuration (rank 0,

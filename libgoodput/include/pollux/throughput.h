@@ -19,6 +19,26 @@
 // once per optimizer step, where it is. With several replicas the model
 // is the paper's, unchanged. Without one-replica samples the fit leaves
 // alpha_1 at 1e-8 (the paper's zero), as does a hint without it.
+//
+// The sharded form (PerfParams::sharded: a job whose parameters are
+// sharded across its replicas, FSDP's all-gathers and reduce-scatters):
+// its collectives run inside every forward and backward pass, accumulation
+// steps included, and nothing is all-reduced after the backward. So the
+// same four alpha/beta terms are a communication time paid per micro-step,
+// combined with the compute by the same gamma power sum, and alpha_1 is
+// the per-step work after the last backward at every size:
+//
+//   T_comm(N, R)  = 1e-8                               if R == 1 (nothing to gather)
+//                 = alpha_r + beta_r * max(R - 2, 0)   if N == 1
+//                 = alpha_n + beta_n * max(R - 2, 0)   if N > 1
+//   T_micro       = (T_grad^gamma + T_comm^gamma)^(1/gamma)   one micro-step
+//   T_step        = T_micro + alpha_1                  the last micro-step
+//   T_iter        = s * T_micro + T_step
+//
+// fitted to the profile's grad_time as T_micro (the agent's micro-step
+// timing, batch to the backward's end, holds the collectives under
+// sharding) and its step_time as T_step. Not sharded (the default): the
+// model above, unchanged, T_micro = T_grad.
 #ifndef POLLUX_THROUGHPUT_H
 #define POLLUX_THROUGHPUT_H
 
@@ -38,16 +58,28 @@ struct PerfParams {
   double beta_r = 0.01;   ///< intra-node synchronisation, per replica beyond 2
   double gamma = 1.001;   ///< overlap of compute and sync, in [1, 10]
   double alpha_1 = 1e-8;  ///< one replica's per-step work after its last gradient (T_sync(1, 1))
+  /// The sharded form (above): communication per micro-step, alpha_1 at
+  /// every size. Not one of the kCount fitted numbers: the form they fit.
+  bool sharded = false;
 
   static constexpr int kCount = 8;
   std::array<double, kCount> to_array() const noexcept;
+  /// Not sharded; set `sharded` on the result for the sharded form.
   static PerfParams from_array(const std::array<double, kCount>& v) noexcept;
+  /// The same numbers and the same form.
+  bool operator==(const PerfParams& o) const noexcept { return sharded == o.sharded && to_array() == o.to_array(); }
+  bool operator!=(const PerfParams& o) const noexcept { return !(*this == o); }
   /// True when every field is finite, alphas/betas >= 0 and gamma in [1, 10].
   bool valid() const noexcept;
 };
 
+/// T_grad: the compute of one micro-step (both forms).
 double predict_grad_time(const PerfParams& p, double atomic_batch) noexcept;
+/// T_sync (not sharded) or T_comm (sharded).
 double predict_sync_time(const PerfParams& p, int nodes, int replicas) noexcept;
+/// One micro-step but the last: T_grad, or sharded T_micro.
+double predict_micro_step_time(const PerfParams& p, int nodes, int replicas, double atomic_batch) noexcept;
+/// The last micro-step, its sync or per-step work included: T_step.
 double predict_step_time(const PerfParams& p, int nodes, int replicas, double atomic_batch) noexcept;
 double predict_iter_time(const PerfParams& p, int nodes, int replicas, double atomic_batch,
                          int accum_steps) noexcept;
@@ -60,7 +92,7 @@ struct ProfileSample {
   int nodes = 1;
   int replicas = 1;
   double atomic_batch = 1;
-  double grad_time = 0;  ///< seconds of one micro-step (forward + backward)
+  double grad_time = 0;  ///< seconds of one micro-step (forward + backward; sharded: their collectives too)
   double step_time = 0;  ///< seconds of the final micro-step incl. gradient sync (T_step)
 };
 
@@ -70,6 +102,9 @@ struct FitOptions {
   /// Fit alpha_1 from one-replica samples; false: the paper's model
   /// (alpha_1 fixed at 1e-8), as the artifact's fit that tests compare with.
   bool one_replica_term = true;
+  /// Fit the sharded form (PerfParams::sharded, above); alpha_1 is then
+  /// fitted at every size (unless one_replica_term is false).
+  bool sharded = false;
 
   /// The paper's (and artifact's) model and fit: what pollux-sim's
   /// simulated agents and the crosscheck with the artifact use, so that

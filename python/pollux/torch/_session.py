@@ -139,6 +139,8 @@ class Session:
         self.agent.on_checkpoint(self.save)
         self.agent.on_restore(self.load)
         self.agent.on_requeue(self.before_requeue)
+        if self.wrapping == "fsdp":
+            self.agent.set_sharded(True)  # ElasticFSDP came first: its model's form
         self.loader = loader
 
     def attach_model(self, model, optimizer, lr_scheduler, lr_rule, scaler=None):

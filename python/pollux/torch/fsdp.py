@@ -212,6 +212,10 @@ class ElasticFSDP(torch.nn.Module):
         session.fsdp_callback_queued = False
         session.fsdp_backward_done = self._backward_done
         session.wrapping = "fsdp"
+        if session.agent is not None:  # else attach_loader() declares it
+            # The throughput model's sharded form: FSDP's collectives are
+            # inside every micro-step (libgoodput's pollux/throughput.h).
+            session.agent.set_sharded(True)
         try:
             module.register_comm_hook(session, _hook)
         except AssertionError as e:

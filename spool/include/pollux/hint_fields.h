@@ -57,6 +57,10 @@ class FieldWriter {
     if (v != absent) e_.field(key, v);
   }
   void boolean(std::string_view key, bool v) { e_.field(key, v); }
+  /// Left out while it holds `absent`, as optional_real().
+  void optional_boolean(std::string_view key, bool v, bool absent) {
+    if (v != absent) e_.field(key, v);
+  }
 
  private:
   yaml::Emitter& e_;
@@ -78,6 +82,8 @@ class FieldReader {
     v = r_.has(key) ? r_.real(key, lo, hi) : absent;
   }
   void boolean(std::string_view key, bool& v) { v = r_.boolean(key); }
+  /// A missing optional field reads as `absent`.
+  void optional_boolean(std::string_view key, bool& v, bool absent) { v = r_.has(key) ? r_.boolean(key) : absent; }
 
  private:
   yaml::MapReader& r_;
