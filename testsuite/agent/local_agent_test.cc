@@ -46,6 +46,15 @@ AgentOptions options(const TempDir& dir) {
   return o;
 }
 
+// An agent that fits its model and adapts from its first steps.
+AgentOptions fitting_options(const TempDir& dir) {
+  AgentOptions o = options(dir);
+  o.adapt = true;
+  o.min_profile_steps = 3;
+  o.warmup_steps = 0;
+  return o;
+}
+
 // One optimizer step with synthetic micro-gradients g + sqrt(sigma2/m) z.
 void noisy_step(Agent& a, std::vector<double>& grad, std::mt19937_64& rng, double g, double sigma2) {
   std::normal_distribution<double> normal;
@@ -1050,10 +1059,7 @@ TEST(LocalAgent, TheHintAnnouncesTheResizeSignalWhileTheAgentListens) {
 TEST(LocalAgent, WritesAHintThatTheSchedulerAccepts) {
   TempDir dir;
   SlurmJob job("9003");
-  AgentOptions o = options(dir);
-  o.adapt = true;
-  o.min_profile_steps = 3;
-  o.warmup_steps = 0;
+  AgentOptions o = fitting_options(dir);
   std::vector<double> grad(500);
   std::mt19937_64 rng(1);
   {
@@ -1078,10 +1084,7 @@ TEST(LocalAgent, ASetShardedJobFitsAndPublishesTheShardedForm) {
     SCOPED_TRACE(sharded);
     TempDir dir;
     SlurmJob job("9021");
-    AgentOptions o = options(dir);
-    o.adapt = true;
-    o.min_profile_steps = 3;
-    o.warmup_steps = 0;
+    AgentOptions o = fitting_options(dir);
     std::vector<double> grad(500);
     std::mt19937_64 rng(1);
     {
@@ -1148,10 +1151,7 @@ TEST(LocalAgent, TheHintCarriesWhatARestartCostsAfterTheFirstStep) {
 TEST(LocalAgent, ARestartOnAnotherGpuTypeKeepsEachTypesFitAndSamples) {
   TempDir dir;
   SlurmJob job("9010");
-  AgentOptions o = options(dir);
-  o.adapt = true;
-  o.min_profile_steps = 3;
-  o.warmup_steps = 0;
+  AgentOptions o = fitting_options(dir);
   std::vector<double> grad(500);
   std::mt19937_64 rng(1);
   const std::string hint_file = dir / "9010.hint.yaml";

@@ -22,7 +22,8 @@ struct Shape {
 };
 
 // Samples the model at every (shape, atomic batch), each time multiplied by
-// exp(N(0, noise)), `repeats` times.
+// exp(N(0, noise)), `repeats` times: a micro-step (the agent's grad_time:
+// compute, and under the sharded form its collectives) and a step.
 std::vector<ProfileSample> synthesize(const PerfParams& p, const std::vector<Shape>& shapes,
                                       const std::vector<double>& batches, double noise = 0.0,
                                       int repeats = 1, unsigned seed = 1) {
@@ -33,7 +34,7 @@ std::vector<ProfileSample> synthesize(const PerfParams& p, const std::vector<Sha
   for (int r = 0; r < repeats; ++r)
     for (const Shape& s : shapes)
       for (double m : batches)
-        out.push_back({s.nodes, s.replicas, m, predict_grad_time(p, m) * jitter(),
+        out.push_back({s.nodes, s.replicas, m, predict_micro_step_time(p, s.nodes, s.replicas, m) * jitter(),
                        predict_step_time(p, s.nodes, s.replicas, m) * jitter()});
   return out;
 }
@@ -241,24 +242,6 @@ TEST(Throughput, NotShardedByDefault) {
   EXPECT_FALSE(fit_perf_params(synthesize(kTruth, kAllShapes, kBatches)).params.sharded);
 }
 
-// Samples of the sharded form as the agent profiles an FSDP job: its
-// micro-step (batch to the backward's end, the collectives inside) and
-// its step (loader to loader).
-std::vector<ProfileSample> synthesize_sharded(const PerfParams& p, const std::vector<Shape>& shapes,
-                                              const std::vector<double>& batches, double noise = 0.0,
-                                              int repeats = 1, unsigned seed = 1) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> z(0.0, noise > 0 ? noise : 1.0);
-  auto jitter = [&] { return noise > 0 ? std::exp(z(rng)) : 1.0; };
-  std::vector<ProfileSample> out;
-  for (int r = 0; r < repeats; ++r)
-    for (const Shape& s : shapes)
-      for (double m : batches)
-        out.push_back({s.nodes, s.replicas, m, predict_micro_step_time(p, s.nodes, s.replicas, m) * jitter(),
-                       predict_step_time(p, s.nodes, s.replicas, m) * jitter()});
-  return out;
-}
-
 PerfParams sharded_truth() {
   PerfParams p = kTruth;
   p.sharded = true;
@@ -273,7 +256,7 @@ FitOptions sharded_fit() {
 
 TEST(Fit, ShardedRecoversParametersFromNoiseFreeSamples) {
   const PerfParams truth = sharded_truth();
-  const FitResult r = fit_perf_params(synthesize_sharded(truth, kAllShapes, kBatches), sharded_fit());
+  const FitResult r = fit_perf_params(synthesize(truth, kAllShapes, kBatches), sharded_fit());
   EXPECT_TRUE(r.params.sharded);
   expect_params_near(r.params, truth, 0.01);
   for (bool f : r.fixed) EXPECT_FALSE(f);
@@ -282,7 +265,7 @@ TEST(Fit, ShardedRecoversParametersFromNoiseFreeSamples) {
 TEST(Fit, ShardedRecoversParametersFromNoisySamples) {
   const PerfParams truth = sharded_truth();
   for (unsigned seed : {1u, 2u, 3u}) {
-    const FitResult r = fit_perf_params(synthesize_sharded(truth, kAllShapes, kBatches, 0.05, 5, seed), sharded_fit());
+    const FitResult r = fit_perf_params(synthesize(truth, kAllShapes, kBatches, 0.05, 5, seed), sharded_fit());
     SCOPED_TRACE(seed);
     expect_params_near(r.params, truth, 0.10);
   }
@@ -293,7 +276,7 @@ TEST(Fit, ShardedRecoversParametersFromNoisySamples) {
 TEST(Fit, ShardedFitsAlpha1WithoutOneReplica) {
   const PerfParams truth = sharded_truth();
   const std::vector<Shape> shapes{{1, 2}, {1, 3}, {1, 4}, {1, 8}};
-  const FitResult r = fit_perf_params(synthesize_sharded(truth, shapes, kBatches), sharded_fit());
+  const FitResult r = fit_perf_params(synthesize(truth, shapes, kBatches), sharded_fit());
   EXPECT_FALSE(r.fixed[kAlpha1]);
   EXPECT_NEAR(r.params.alpha_1, truth.alpha_1, 0.02 * truth.alpha_1);
 }
