@@ -36,7 +36,9 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (mapped + HEADROOM, resource.getrlimit(resource.RLIMIT_AS)[1]))
 
 
-def setup(min_atomic=1, init_batch=16):
+def setup(min_atomic=1, init_batch=16, wrap="ddp"):
+    """The loader and the model under ElasticDataParallel, or (wrap "fsdp")
+    FSDP's wrapper under ElasticFSDP (torch >= 2.2)."""
     torch.set_num_threads(1)
     pt.init_process_group()
     g = torch.Generator().manual_seed(0)
@@ -44,6 +46,11 @@ def setup(min_atomic=1, init_batch=16):
     loader = pt.ElasticDataLoader(data, batch_size=init_batch, max_batch_size=64,
                                   atomic_batch_size=(min_atomic, 64))
     net = Wide()
+    if wrap == "fsdp":
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        net = FSDP(net, device_id=pt.device())
+        opt = torch.optim.SGD(net.parameters(), lr=0.01)
+        return loader, pt.ElasticFSDP(net, opt), opt
     opt = torch.optim.SGD(net.parameters(), lr=0.01)
     return loader, pt.ElasticDataParallel(net, opt), opt
 
@@ -67,12 +74,12 @@ def train(loader, model, opt, steps, at_step=None):
     return seen
 
 
-def oom(out, limited_rank=None):
+def oom(out, limited_rank=None, wrap="ddp"):
     """Micro-batch 4 (x 4 micro-steps) for 3 steps, a checkpoint after the
     second, the address space limited after it (on every rank, or on
     `limited_rank`); then micro-batch 64: out of memory. The program does
     not catch it."""
-    loader, model, opt = setup()
+    loader, model, opt = setup(wrap=wrap)
     a = pt.agent()
     a.set_batch_config(4, 3)
 
@@ -88,9 +95,9 @@ def oom(out, limited_rank=None):
     raise AssertionError("micro-batch 64 did not run out of memory")
 
 
-def resume(out):
+def resume(out, wrap="ddp"):
     """The next run of the job: restores, tries micro-batch 64, trains."""
-    loader, model, opt = setup()
+    loader, model, opt = setup(wrap=wrap)
     a = pt.agent()
     it = iter(loader)  # restores (the first batch)
     x, y = next(it)

@@ -73,6 +73,42 @@ def test_ranks_one_runs_out_and_none_waits(tmp_path):
     assert "max_atomic: 4\n" in (tmp_path / "ckpt" / "memory-limit").read_text()
 
 
+def test_fsdp_one_rank_runs_out_and_the_next_run_honours_it(tmp_path):
+    """The same under FSDP (ElasticFSDP, torch >= 2.2; on an older torch
+    test_fsdp.py checks ElasticFSDP's error): rank 1 of 2 runs out of memory
+    at micro-batch 64, the limit is kept, and the job's next run, on one
+    rank from the sharded checkpoint, never configures above it."""
+    from conftest import _forks, free_port
+    import torch
+    from pollux.torch import fsdp
+    if fsdp._torch_version() < fsdp.MIN_TORCH:
+        pytest.skip(f"FSDP needs torch >= 2.2, this is {torch.__version__}")
+    (tmp_path / "spool").mkdir()
+
+    def ranks(n, scenario, *args, restart="0"):
+        base = clean_env(POLLUX_CHECKPOINT_DIR=str(tmp_path / "ckpt"), POLLUX_SPOOL_DIR=str(tmp_path / "spool"),
+                         SLURM_JOB_ID="4245", SLURM_RESTART_COUNT=restart, POLLUX_ADAPT="0", POLLUX_VERBOSE="1",
+                         MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(n))
+        argv = [os.path.join(HERE, "memory_worker.py"), scenario, str(tmp_path / f"{scenario}-{restart}"), *args]
+        return _forks.run_many([(argv, dict(base, RANK=str(r), LOCAL_RANK=str(r)), os.getcwd()) for r in range(n)],
+                               str(tmp_path / f"logs-{scenario}"), 150, stderr_apart=False)
+
+    out = ranks(2, "oom", "1", "fsdp")
+    assert [p.returncode for p in out] == [1, 1], "\n".join(p.stdout for p in out)
+    assert "rank 1: micro-batch 64 ran out of memory; this job's micro-batches are at most 4" in out[1].stdout, \
+        out[1].stdout
+    assert "max_atomic: 4\n" in (tmp_path / "ckpt" / "memory-limit").read_text()
+
+    (p,) = ranks(1, "resume", "fsdp", restart="1")
+    assert p.returncode == 0, p.stdout
+    after = json.load(open(tmp_path / "resume-1.0"))
+    first = after["first"]
+    assert first["resumed"] and first["step"] == 2 and first["max_atomic"] == 4, after
+    assert "atomic batch 64 outside the job's limits [1, 4]" in after["refused"], after
+    assert all(atomic <= 4 for _, atomic, _ in after["seen"]), after
+    assert hint_limits(tmp_path, job="4245")[0] == 4
+
+
 def test_smallest_micro_batch_is_a_clear_error(tmp_path):
     p, _ = run(tmp_path, "smallest", job="4243")
     assert p.returncode == 1, p.stdout + p.stderr

@@ -298,5 +298,8 @@ def load(session, path):
         dcp.load(state, checkpoint_id=where)
         model.load_state_dict(state["model"])
         optim = load_sharded_optimizer_state_dict(model_state_dict=state["model"], optimizer_key="optimizer",
-                                                  storage_reader=dcp.FileSystemReader(where))
-        opt.load_state_dict(FSDP.optim_state_dict_to_load(model, opt, optim["optimizer"]))
+                                                  storage_reader=dcp.FileSystemReader(where))["optimizer"]
+        # An optimizer without state (SGD without momentum) saved an empty
+        # "state", which torch.distributed.checkpoint does not write back.
+        optim.setdefault("state", {})
+        opt.load_state_dict(FSDP.optim_state_dict_to_load(model, opt, optim))
