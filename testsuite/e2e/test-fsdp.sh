@@ -11,7 +11,7 @@
 # files of every rank), the loss going on from where it stopped.
 #
 # Needs torch >= 2.2 (FSDP with torch.distributed.checkpoint): the 24.11
-# matrix's Debian 13 (2.6; opt-in, POLLUX_MATRIX_TORCH=1). On an older torch
+# matrix's Debian 13 (2.6, slurm-24.11.cluster). On an older torch
 # (Debian 12's 1.13) it checks instead, in seconds and without a cluster,
 # that ElasticFSDP refuses it with an error naming the torch needed: what a
 # user of that torch gets (and no skip, so CI's POLLUX_TESTS_NO_SKIP=1 run
@@ -44,7 +44,7 @@ EOF
 ) || { echo "$said"; fail "ElasticFSDP on this torch did not refuse it clearly"; }
 if [[ $said == *old ]]; then
   echo "$said"
-  echo "torch < 2.2: the FSDP job cannot run here; checked its clear error instead (the job runs on the 24.11 matrix's torch, POLLUX_MATRIX_TORCH=1)"
+  echo "torch < 2.2: the FSDP job cannot run here; checked its clear error instead (the job runs on the 24.11 matrix's torch 2.6)"
   exit 0
 fi
 [[ $said == new ]] || { echo "$said"; fail "could not read $py's torch version"; }

@@ -23,6 +23,18 @@ def run(tmp_path, scenario, job="4242", restart="0", ckpt="ckpt"):
     return p, result
 
 
+def run_ranks(tmp_path, n, scenario, *args, job, restart="0", timeout=150):
+    """memory_worker.py SCENARIO on n ranks (gloo, as torchrun starts them), one spool and checkpoint."""
+    from conftest import _forks, free_port
+    (tmp_path / "spool").mkdir(exist_ok=True)
+    base = clean_env(POLLUX_CHECKPOINT_DIR=str(tmp_path / "ckpt"), POLLUX_SPOOL_DIR=str(tmp_path / "spool"),
+                     SLURM_JOB_ID=job, SLURM_RESTART_COUNT=restart, POLLUX_ADAPT="0", POLLUX_VERBOSE="1",
+                     MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(n))
+    argv = [os.path.join(HERE, "memory_worker.py"), scenario, str(tmp_path / f"{scenario}-{restart}"), *args]
+    return _forks.run_many([(argv, dict(base, RANK=str(r), LOCAL_RANK=str(r)), os.getcwd()) for r in range(n)],
+                           str(tmp_path / f"logs-{scenario}-{restart}"), timeout, stderr_apart=False)
+
+
 def hint_limits(tmp_path, job="4242"):
     text = open(tmp_path / "spool" / f"{job}.hint.yaml").read()
     limits = text.split("limits:\n", 1)[1].split("\nconfig:", 1)[0]
@@ -59,14 +71,7 @@ def test_ranks_one_runs_out_and_none_waits(tmp_path):
     """Rank 1 of 2 runs out of memory (gloo): it records the limit and exits
     without waiting for rank 0, which its closed connections fail, blocked
     as it is in the step's all-reduce: both end with status 1, neither hangs."""
-    from conftest import _forks, free_port
-    (tmp_path / "spool").mkdir()
-    base = clean_env(POLLUX_CHECKPOINT_DIR=str(tmp_path / "ckpt"), POLLUX_SPOOL_DIR=str(tmp_path / "spool"),
-                     SLURM_JOB_ID="4244", POLLUX_ADAPT="0", POLLUX_VERBOSE="1", MASTER_ADDR="127.0.0.1",
-                     MASTER_PORT=str(free_port()), WORLD_SIZE="2")
-    argv = [os.path.join(HERE, "memory_worker.py"), "oom", str(tmp_path / "out"), "1"]
-    ranks = _forks.run_many([(argv, dict(base, RANK=str(r), LOCAL_RANK=str(r)), os.getcwd()) for r in range(2)],
-                            str(tmp_path / "logs"), 100, stderr_apart=False)
+    ranks = run_ranks(tmp_path, 2, "oom", "1", job="4244", timeout=100)
     assert [p.returncode for p in ranks] == [1, 1], "\n".join(p.stdout for p in ranks)
     assert "rank 1: micro-batch 64 ran out of memory; this job's micro-batches are at most 4" in ranks[1].stdout
     assert "Connection closed by peer" in ranks[0].stdout, ranks[0].stdout
@@ -78,28 +83,17 @@ def test_fsdp_one_rank_runs_out_and_the_next_run_honours_it(tmp_path):
     test_fsdp.py checks ElasticFSDP's error): rank 1 of 2 runs out of memory
     at micro-batch 64, the limit is kept, and the job's next run, on one
     rank from the sharded checkpoint, never configures above it."""
-    from conftest import _forks, free_port
     import torch
     from pollux.torch import fsdp
     if fsdp._torch_version() < fsdp.MIN_TORCH:
         pytest.skip(f"FSDP needs torch >= 2.2, this is {torch.__version__}")
-    (tmp_path / "spool").mkdir()
-
-    def ranks(n, scenario, *args, restart="0"):
-        base = clean_env(POLLUX_CHECKPOINT_DIR=str(tmp_path / "ckpt"), POLLUX_SPOOL_DIR=str(tmp_path / "spool"),
-                         SLURM_JOB_ID="4245", SLURM_RESTART_COUNT=restart, POLLUX_ADAPT="0", POLLUX_VERBOSE="1",
-                         MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(n))
-        argv = [os.path.join(HERE, "memory_worker.py"), scenario, str(tmp_path / f"{scenario}-{restart}"), *args]
-        return _forks.run_many([(argv, dict(base, RANK=str(r), LOCAL_RANK=str(r)), os.getcwd()) for r in range(n)],
-                               str(tmp_path / f"logs-{scenario}"), 150, stderr_apart=False)
-
-    out = ranks(2, "oom", "1", "fsdp")
+    out = run_ranks(tmp_path, 2, "oom", "1", "fsdp", job="4245")
     assert [p.returncode for p in out] == [1, 1], "\n".join(p.stdout for p in out)
     assert "rank 1: micro-batch 64 ran out of memory; this job's micro-batches are at most 4" in out[1].stdout, \
         out[1].stdout
     assert "max_atomic: 4\n" in (tmp_path / "ckpt" / "memory-limit").read_text()
 
-    (p,) = ranks(1, "resume", "fsdp", restart="1")
+    (p,) = run_ranks(tmp_path, 1, "resume", "fsdp", job="4245", restart="1")
     assert p.returncode == 0, p.stdout
     after = json.load(open(tmp_path / "resume-1.0"))
     first = after["first"]
