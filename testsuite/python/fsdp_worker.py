@@ -22,11 +22,15 @@ MODERN = pfsdp._torch_version() >= pfsdp.MIN_TORCH
 
 
 def shard2(model):
-    """fully_shard (FSDP2) per Linear, then the root."""
+    """fully_shard (FSDP2) per Linear, then the root. (Without resharding
+    after the forward: torch 2.6's FSDP2 on the CPU fails in the
+    backward's all-gather otherwise, "one of the variables needed for
+    gradient computation has been modified by an inplace operation", with
+    or without pollux.torch.)"""
     from torch.distributed.fsdp import fully_shard
     for m in model.modules():
         if isinstance(m, nn.Linear):
-            fully_shard(m)
+            fully_shard(m, reshard_after_forward=False)
     fully_shard(model)
     return model
 
@@ -109,7 +113,9 @@ def _full_params(model):
     """The whole model's parameters as one list (gathered for the check only)."""
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
     if model._fsdp2:
-        return torch.cat([p.full_tensor().detach().reshape(-1) for p in model.module.parameters()]).tolist()
+        # (FSDP2's sharded DTensor parameters: the module holds the unsharded ones after a forward that did
+        # not reshard)
+        return torch.cat([fp.sharded_param.full_tensor().detach().reshape(-1) for fp, _ in model._params]).tolist()
     with FSDP.summon_full_params(model.module):
         return torch.cat([p.detach().reshape(-1) for p in model.module.parameters()]).tolist()
 

@@ -154,6 +154,23 @@ def _refuse_other_inside(module, fsdp_name):
                                  f"or fully_shard) only: tensor and pipeline parallel models are not supported")
 
 
+def _cpu_streams():
+    """torch 2.6's CPU stand-in streams (torch.cpu.Stream) lack
+    record_event() and wait_event(), which FSDP2's all-gather and
+    reduce-scatter call on more than one rank: added where missing. The CPU
+    runs every operation in order on one thread, so an event is recorded
+    when it is made and waiting on it is nothing (torch.cpu.Event's own
+    methods are no-ops too)."""
+    cpu = getattr(torch, "cpu", None)
+    stream, event = getattr(cpu, "Stream", None), getattr(cpu, "Event", None)
+    if stream is None or event is None:
+        return
+    if not hasattr(stream, "record_event"):
+        stream.record_event = lambda self, e=None: e if e is not None else event()
+    if not hasattr(stream, "wait_event"):
+        stream.wait_event = lambda self, e: None
+
+
 def _refuse_unsupported_fsdp2(module, fsdp):
     """ValueError for what ElasticFSDP does not handle in a fully_shard model;
     returns its FSDP2 parameter groups (torch's FSDPParamGroup, the root's
@@ -309,6 +326,8 @@ class ElasticFSDP(torch.nn.Module):
         if fsdp2:
             _fsdp2_module(fsdp)
             groups = _refuse_unsupported_fsdp2(module, fsdp)
+            if session.env.device.type == "cpu":
+                _cpu_streams()
         else:
             _refuse_unsupported(module, fsdp)
         if not isinstance(optimizer, torch.optim.Optimizer):
@@ -323,9 +342,20 @@ class ElasticFSDP(torch.nn.Module):
         if fsdp2:
             # FSDP2's parameters, one norm column each: (FSDPParam, the unsharded parameter hooked).
             self._params = [[fp, None] for g in groups for fp in g.fsdp_params]
+            self._groups = groups
             self._sync = None  # what set_requires_gradient_sync was last given
             group = groups[0].mesh_info.shard_process_group if groups else None
             sharded = session.env.world_size > 1
+            # gloo's reduce-scatter sums where FSDP2 asks it to average
+            # (ReduceOp.AVG, for float32 and bfloat16 gradients; torch 2.6
+            # on the CPU: the sharded gradients came out world_size times
+            # the mean): FSDP2 is told to sum, and the hook divides.
+            self._divide_world = 1
+            if sharded and dist.get_backend(group) == "gloo":
+                for g in groups:
+                    if g.reduce_scatter_reduce_op is None:
+                        g.reduce_scatter_reduce_op = dist.ReduceOp.SUM
+                self._divide_world = session.env.world_size
             session.wrapping = "fsdp2"
         else:
             self._units = fsdp.FullyShardedDataParallel.fsdp_modules(module)
@@ -368,6 +398,28 @@ class ElasticFSDP(torch.nn.Module):
                 entry[1] = p
                 p.register_post_accumulate_grad_hook(lambda param, i=i: self._accumulated(i, param))
 
+    def _post_forward_order(self):
+        order = getattr(self._groups[0].comm_ctx, "post_forward_order", None) if self._groups else None
+        return len(order) if order is not None else 0
+
+    def _forget_post_forward(self, before):
+        """After a forward without gradients (evaluation): no backward
+        follows, so the groups it ran are taken off FSDP2's post-forward
+        order, which the next backward prefetches by (torch 2.6 clears it
+        at a backward's end only: the next backward's prefetches went to
+        the wrong groups, and on the CPU its end failed, "Torch not
+        compiled with CUDA enabled")."""
+        if not self._groups:
+            return
+        order = getattr(self._groups[0].comm_ctx, "post_forward_order", None)
+        if order is None or len(order) <= before:
+            return
+        del order[before:]
+        for g in self._groups:
+            indices = getattr(g, "_post_forward_indices", None)
+            if indices:
+                indices[:] = [i for i in indices if i < before]
+
     def _accumulated(self, index, param):
         """After autograd accumulated the unsharded parameter's gradient of
         this backward: on the step's last micro-step its .grad is the whole
@@ -381,6 +433,8 @@ class ElasticFSDP(torch.nn.Module):
             g.div_(s.accum + 1)  # the sum of the micro-gradients -> their mean
         norms = s.norms
         norms.norm(g, norms.cells(index), 0, index)
+        if self._divide_world > 1 and g.dtype in (torch.float32, torch.bfloat16):
+            g.div_(self._divide_world)  # (float16: FSDP2's own pre- and post-division, with the sum)
         s.buckets += 1
         if not s.fsdp_callback_queued:
             # The backward's end: a callback of autograd's engine, queued
@@ -412,8 +466,13 @@ class ElasticFSDP(torch.nn.Module):
             if sync != self._sync:
                 self.module.set_requires_gradient_sync(sync)
                 self._sync = sync
+            if torch.is_grad_enabled():
+                out = self.module(*inputs, **kwargs)
+                self._hook_unsharded()
+                return out
+            before = self._post_forward_order()
             out = self.module(*inputs, **kwargs)
-            self._hook_unsharded()
+            self._forget_post_forward(before)
             return out
         for m in self._units:
             m._sync_gradients = sync
