@@ -22,15 +22,13 @@ MODERN = pfsdp._torch_version() >= pfsdp.MIN_TORCH
 
 
 def shard2(model):
-    """fully_shard (FSDP2) per Linear, then the root. (Without resharding
-    after the forward: torch 2.6's FSDP2 on the CPU fails in the
-    backward's all-gather otherwise, "one of the variables needed for
-    gradient computation has been modified by an inplace operation", with
-    or without pollux.torch.)"""
+    """fully_shard (FSDP2) per Linear, then the root, with fully_shard's
+    defaults (on the CPU ElasticFSDP keeps the parameters unsharded from
+    forward to backward: torch 2.6 fails otherwise)."""
     from torch.distributed.fsdp import fully_shard
     for m in model.modules():
         if isinstance(m, nn.Linear):
-            fully_shard(m, reshard_after_forward=False)
+            fully_shard(m)
     fully_shard(model)
     return model
 

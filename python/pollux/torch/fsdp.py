@@ -328,6 +328,14 @@ class ElasticFSDP(torch.nn.Module):
             groups = _refuse_unsupported_fsdp2(module, fsdp)
             if session.env.device.type == "cpu":
                 _cpu_streams()
+                # torch 2.6's FSDP2 on the CPU fails in the backward after a
+                # forward that resharded ("one of the variables needed for
+                # gradient computation has been modified by an inplace
+                # operation", with or without pollux.torch): on the CPU the
+                # parameters stay unsharded from the forward to the
+                # backward (reshard_after_forward=False).
+                for g in groups:
+                    g.post_forward_mesh_info = None
         else:
             _refuse_unsupported(module, fsdp)
         if not isinstance(optimizer, torch.optim.Optimizer):
