@@ -32,7 +32,7 @@ WRAPPINGS = ["fsdp", "fsdp2"]
 @pytest.mark.parametrize("kind", WRAPPINGS)
 def test_fsdp_statistics_equal_ddps(run_ranks, kind):
     # The same SGD run, DDP and FSDP (three units; FSDP2: six parameters
-    # in four groups) on 2 ranks: FSDP's local norm is each rank's whole
+    # in three groups) on 2 ranks: FSDP's local norm is each rank's whole
     # local gradient, its averaged norm the sum of the ranks' shards (one
     # scalar all-reduce), so both match DDP's up to rounding, and so does
     # the estimate; steps 5-8 take two micro-steps (no_sync's path,
