@@ -79,7 +79,10 @@ torch.distributed.checkpoint's save and load), FSDP2 on torch >= 2.6
 and NO_SHARD (the hybrid ones take no communication hook in torch). FSDP2:
 fully_shard over a 1-D device mesh of every rank; HSDP (a 2-D mesh),
 DTensor tensor parallelism, CPU offload and a reduce dtype other than the
-parameters' are refused.
+parameters' are refused. FSDP2 on torch 2.6's CPU needs three workarounds,
+made here (_cpu_streams, parameters unsharded from forward to backward,
+_forget_post_forward), and gloo's reduce-scatter a sum in place of
+FSDP2's average (ElasticFSDP.__init__); not yet run on a GPU.
 """
 import importlib
 import os
