@@ -361,12 +361,15 @@ class ElasticFSDP(torch.nn.Module):
             # (ReduceOp.AVG, for float32 and bfloat16 gradients; torch 2.6
             # on the CPU: the sharded gradients came out world_size times
             # the mean): FSDP2 is told to sum, and the hook divides.
-            self._divide_world = 1
+            # (A group given a reduce op of its own, set_reduce_scatter_divide_factor's, keeps it.)
+            self._divide = [1] * len(self._params)  # per parameter: what the hook divides by after the norm
             if sharded and dist.get_backend(group) == "gloo":
+                i = 0
                 for g in groups:
                     if g.reduce_scatter_reduce_op is None:
                         g.reduce_scatter_reduce_op = dist.ReduceOp.SUM
-                self._divide_world = session.env.world_size
+                        self._divide[i:i + len(g.fsdp_params)] = [session.env.world_size] * len(g.fsdp_params)
+                    i += len(g.fsdp_params)
             session.wrapping = "fsdp2"
         else:
             self._units = fsdp.FullyShardedDataParallel.fsdp_modules(module)
@@ -444,8 +447,8 @@ class ElasticFSDP(torch.nn.Module):
             g.div_(s.accum + 1)  # the sum of the micro-gradients -> their mean
         norms = s.norms
         norms.norm(g, norms.cells(index), 0, index)
-        if self._divide_world > 1 and g.dtype in (torch.float32, torch.bfloat16):
-            g.div_(self._divide_world)  # (float16: FSDP2's own pre- and post-division, with the sum)
+        if self._divide[index] > 1 and g.dtype in (torch.float32, torch.bfloat16):
+            g.div_(self._divide[index])  # (float16: FSDP2's own pre- and post-division, with the sum)
         s.buckets += 1
         if not s.fsdp_callback_queued:
             # The backward's end: a callback of autograd's engine, queued
