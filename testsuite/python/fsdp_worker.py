@@ -21,12 +21,29 @@ from toy_data import Indexed, mlp
 MODERN = pfsdp._torch_version() >= pfsdp.MIN_TORCH
 
 
+def shard2(model):
+    """fully_shard (FSDP2) per Linear, then the root, with fully_shard's
+    defaults (on the CPU ElasticFSDP keeps the parameters unsharded from
+    forward to backward: torch 2.6 fails otherwise)."""
+    from torch.distributed.fsdp import fully_shard
+    for m in model.modules():
+        if isinstance(m, nn.Linear):
+            fully_shard(m)
+    fully_shard(model)
+    return model
+
+
 def wrap(kind, model, make_opt):
     """(wrapped model, optimizer): ElasticDataParallel, or ElasticFSDP over
-    FSDP units per Linear (several units: per-unit norms are summed)."""
+    FSDP units per Linear (several units: per-unit norms are summed), or
+    over fully_shard per Linear then the root ("fsdp2")."""
     if kind == "ddp":
         opt = make_opt(model.parameters())
         return pt.ElasticDataParallel(model, opt), opt
+    if kind == "fsdp2":
+        model = shard2(model)
+        opt = make_opt(model.parameters())
+        return pt.ElasticFSDP(model, opt), opt
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
     from torch.distributed.fsdp.wrap import ModuleWrapPolicy
     model = FSDP(model, device_id=pt.device(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
@@ -93,6 +110,10 @@ def sharded(out, kind, order):
 def _full_params(model):
     """The whole model's parameters as one list (gathered for the check only)."""
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    if model._fsdp2:
+        # (FSDP2's sharded DTensor parameters: the module holds the unsharded ones after a forward that did
+        # not reshard)
+        return torch.cat([fp.sharded_param.full_tensor().detach().reshape(-1) for fp, _ in model._params]).tolist()
     with FSDP.summon_full_params(model.module):
         return torch.cat([p.detach().reshape(-1) for p in model.module.parameters()]).tolist()
 
@@ -103,7 +124,8 @@ def _adam_sq(opt):
     for st in opt.state.values():
         for k in ("exp_avg", "exp_avg_sq"):
             if k in st:
-                t += st[k].double().square().sum()
+                v = st[k].to_local() if hasattr(st[k], "to_local") else st[k]  # (FSDP2: a DTensor)
+                t += v.double().square().sum()
     if torch.distributed.get_world_size() > 1:
         torch.distributed.all_reduce(t)
     return t.item()
@@ -131,7 +153,7 @@ def resize(out, kind, steps):
         json.dump({"error": str(e)}, open(f"{out}.{env.rank}", "w"))
         return
     rec.update(resumed=pt.resumed(), start=[a.step, a.samples_seen], start_loss=loss(), start_adam=_adam_sq(opt),
-               start_params=_full_params(model) if kind == "fsdp" else None)
+               start_params=_full_params(model) if kind != "ddp" else None)
     losses = []
     for x, y in loader:
         opt.zero_grad()
@@ -142,12 +164,12 @@ def resize(out, kind, steps):
             break
     pt.checkpoint()
     rec.update(end=[a.step, a.samples_seen], end_loss=loss(), end_adam=_adam_sq(opt), losses=losses,
-               end_params=_full_params(model) if kind == "fsdp" else None,
+               end_params=_full_params(model) if kind != "ddp" else None,
                config=[a.atomic_batch, a.accum_steps, a.replicas])
     json.dump(rec, open(f"{out}.{env.rank}", "w"))
 
 
-def bad_input(out):
+def bad_input(out, kind):
     """What ElasticFSDP refuses, one process: each case's exception."""
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
     pt.init_process_group()
@@ -163,6 +185,40 @@ def bad_input(out):
 
     plain = mlp()
     attempt("plain", lambda: pt.ElasticFSDP(plain, torch.optim.SGD(plain.parameters(), lr=0.1)))
+    if kind == "fsdp2":
+        from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy
+        from torch.distributed.device_mesh import init_device_mesh
+
+        def early():
+            m = mlp()
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)  # before sharding: fully_shard's DTensors are others
+            pt.ElasticFSDP(shard2(m), opt)
+        attempt("optimizer-before-wrapping", early)
+
+        def root_unsharded():
+            m = mlp()
+            fully_shard(m[0])
+            pt.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=0.1))
+        attempt("root-unsharded", root_unsharded)
+
+        def hsdp():
+            mesh = init_device_mesh("cpu", (1, 1), mesh_dim_names=("replicate", "shard"))
+            m = fully_shard(mlp(), mesh=mesh)
+            pt.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=0.1))
+        attempt("hsdp", hsdp)
+
+        def reduce_dtype():
+            m = fully_shard(mlp(), mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16,
+                                                                   reduce_dtype=torch.float32))
+            pt.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=0.1))
+        attempt("reduce-dtype", reduce_dtype)
+
+        def to_ddp():
+            m = shard2(mlp())
+            pt.ElasticDataParallel(m, torch.optim.SGD(m.parameters(), lr=0.1))
+        attempt("fsdp-to-elastic-ddp", to_ddp)
+        json.dump(got, open(f"{out}.0", "w"))
+        return
     early = mlp()
     opt = torch.optim.SGD(early.parameters(), lr=0.1)  # before the wrapping: FSDP's flat shards are others
     attempt("optimizer-before-wrapping", lambda: pt.ElasticFSDP(FSDP(early, device_id=pt.device()), opt))
@@ -171,13 +227,6 @@ def bad_input(out):
         m = FSDP(nn.Sequential(torch.nn.parallel.DistributedDataParallel(mlp())), device_id=pt.device())
         pt.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=0.1))
     attempt("ddp-inside", ddp_inside)
-
-    def fsdp2():
-        from torch.distributed.fsdp import fully_shard
-        m = mlp()
-        fully_shard(m)
-        pt.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=0.1))
-    attempt("fully_shard", fsdp2)
 
     def to_ddp():
         m = FSDP(mlp(), device_id=pt.device())
@@ -192,6 +241,6 @@ if __name__ == "__main__":
     if not MODERN:
         old_torch(out, int(os.environ.get("RANK", "0")))
     else:
-        {"stats": lambda: stats(out, args[0], int(args[1])), "bad_input": lambda: bad_input(out),
+        {"stats": lambda: stats(out, args[0], int(args[1])), "bad_input": lambda: bad_input(out, args[0]),
          "resize": lambda: resize(out, args[0], int(args[1])),
          "sharded": lambda: sharded(out, args[0], args[1])}[scenario]()

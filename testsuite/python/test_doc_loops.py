@@ -72,7 +72,7 @@ def blocks(kind):
 
 
 def ported_script(which=0):
-    """The after side of a porting diff (0: DDP's, 1: FSDP's): context and + lines."""
+    """The after side of a porting diff (0: DDP's, 1: FSDP's, 2: fully_shard's): context and + lines."""
     diff = blocks("diff")[which]
     lines = [ln[1:] for ln in diff.splitlines() if ln[:1] in (" ", "+")]
     return "\n".join(lines)
@@ -126,6 +126,27 @@ def test_fsdp_port(tmp_path):
     version = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"], env=clean_env(),
                              stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
     if tuple(int(v) for v in version.split("+")[0].split(".")[:2]) < (2, 2):
+        code = ("import pollux.torch as pollux\nimport torch\npollux.init_process_group()\n"
+                "m = torch.nn.Linear(1, 1)\ntry:\n    pollux.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=1))\n"
+                "except pollux.PolluxError as e:\n    print('RESULT', __import__('json').dumps(str(e)))\n")
+        err, log = run(code, tmp_path)
+        assert "needs torch >= 2.2" in err and version in err, log
+        return
+    r, log = run(with_given(script), tmp_path)
+    assert r["progress"] >= 30 * 512 / 32 * 0.99, log
+    assert r["loss"] < 0.6 * r["untrained_loss"], log
+    assert "adascale" in log, log
+
+
+def test_fsdp2_port(tmp_path):
+    # The same with fully_shard (FSDP2, torch >= 2.6): the port's after side
+    # as one process; on an older torch ElasticFSDP's clear error instead
+    # (1.13: the torch FSDP needs at all, 2.2-2.5: fully_shard's).
+    script = ported_script(2)
+    assert "pollux.ElasticFSDP(model, optimizer, schedule)" in script and "fully_shard(model)" in script
+    version = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"], env=clean_env(),
+                             stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+    if tuple(int(v) for v in version.split("+")[0].split(".")[:2]) < (2, 6):
         code = ("import pollux.torch as pollux\nimport torch\npollux.init_process_group()\n"
                 "m = torch.nn.Linear(1, 1)\ntry:\n    pollux.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=1))\n"
                 "except pollux.PolluxError as e:\n    print('RESULT', __import__('json').dumps(str(e)))\n")

@@ -1,4 +1,6 @@
-"""pollux.torch's FSDP jobs (label python, issue 33): on torch >= 2.2 the
+"""pollux.torch's FSDP jobs (label python, issue 33), each test for both
+wrappings: "fsdp" (FSDP1, FullyShardedDataParallel per Linear, torch >=
+2.2) and "fsdp2" (fully_shard per Linear then the root, torch >= 2.6): the
 statistics from shards against DDP's on the same model, data and seed, and
 the sharded checkpoint across a 2 -> 3 -> 1 resize and another wrapping;
 on an older torch (Debian 12's 1.13, which cannot import FSDP) the clear
@@ -24,20 +26,26 @@ def old_torch(results):
     return True
 
 
-def test_fsdp_statistics_equal_ddps(run_ranks):
-    # The same SGD run, DDP and FSDP (three units) on 2 ranks: FSDP's
-    # local norm is each rank's whole local gradient, its averaged norm
-    # the sum of the ranks' shards (one scalar all-reduce), so both match
-    # DDP's up to rounding, and so does the estimate; steps 5-8 take two
-    # micro-steps (no_sync's path).
-    fsdp = run_ranks(2, "stats", "fsdp", 8)
+WRAPPINGS = ["fsdp", "fsdp2"]
+
+
+@pytest.mark.parametrize("kind", WRAPPINGS)
+def test_fsdp_statistics_equal_ddps(run_ranks, kind):
+    # The same SGD run, DDP and FSDP (three units; FSDP2: six parameters
+    # in three groups) on 2 ranks: FSDP's local norm is each rank's whole
+    # local gradient, its averaged norm the sum of the ranks' shards (one
+    # scalar all-reduce), so both match DDP's up to rounding, and so does
+    # the estimate; steps 5-8 take two micro-steps (no_sync's path,
+    # FSDP2's set_requires_gradient_sync(False)).
+    fsdp = run_ranks(2, "stats", kind, 8)
     if old_torch(fsdp):
         return
     ddp = run_ranks(2, "stats", "ddp", 8)
     for f_rows, d_rows in zip(fsdp, ddp):
         assert len(f_rows) == len(d_rows) == 8
         assert f_rows[-1]["accum"] == 1 and f_rows[0]["accum"] == 0
-        assert all(r["units"] == 3 for r in f_rows), "one norm per FSDP unit and step"
+        units = 3 if kind == "fsdp" else 6  # FSDP1: per unit; FSDP2: per parameter
+        assert all(r["units"] == units for r in f_rows), "one norm per FSDP unit (FSDP2: parameter) and step"
         for f, d in zip(f_rows, d_rows):
             for k in ("local", "sync"):
                 assert abs(f[k] - d[k]) <= 1e-5 * d[k], (k, f, d)
@@ -53,7 +61,31 @@ def test_fsdp_statistics_equal_ddps(run_ranks):
     assert len({tuple(rows[-1]["stats"]) for rows in fsdp}) == 1
 
 
-@pytest.mark.parametrize("kind,order", [("ddp", "loader-first"), ("fsdp", "loader-first"), ("fsdp", "model-first")])
+def test_fsdp2_one_rank_estimate_equals_fsdps(run_ranks):
+    # One rank: the two-step estimate of one replica (the averaged gradient
+    # kept from one step and compared with the next's), from fully_shard's
+    # sharded gradients as from the wrapper's: the same norms and estimate.
+    # (Against DDP's the local norms are equal, but the estimate is not:
+    # on torch 2.6 DDP's differed from both FSDPs' from step 3 on, e.g.
+    # [0.0, 20.31] against [9.09, 11.12]; not examined yet.)
+    fsdp2 = run_ranks(1, "stats", "fsdp2", 8)
+    if old_torch(fsdp2):
+        return
+    fsdp = run_ranks(1, "stats", "fsdp", 8)
+    ddp = run_ranks(1, "stats", "ddp", 8)
+    rows2, rows1, rows0 = fsdp2[0], fsdp[0], ddp[0]
+    assert len(rows2) == len(rows1) == len(rows0) == 8
+    for f, d in zip(rows2, rows0):
+        assert abs(f["local"] - d["local"]) <= 1e-5 * d["local"], (f, d)
+    assert all(r["stats"] is None for r in rows2[:2]) and all(r["stats"] is not None for r in rows2[2:])
+    for f2, f1 in zip(rows2, rows1):
+        if f1["stats"] is not None:
+            for a, b in zip(f2["stats"], f1["stats"]):
+                assert abs(a - b) <= 1e-4 * abs(b) + 1e-9, (f2, f1)
+
+
+@pytest.mark.parametrize("kind,order", [("ddp", "loader-first"), ("fsdp", "loader-first"), ("fsdp", "model-first"),
+                                        ("fsdp2", "loader-first"), ("fsdp2", "model-first")])
 def test_fsdp_declares_the_job_sharded(run_ranks, kind, order):
     # ElasticFSDP declares the agent's throughput model sharded (its
     # collectives are inside every micro-step), whichever of the model and
@@ -61,17 +93,18 @@ def test_fsdp_declares_the_job_sharded(run_ranks, kind, order):
     out = run_ranks(2, "sharded", kind, order)
     if old_torch(out):  # (the worker checks only that on an old torch)
         return
-    assert [r["sharded"] for r in out] == [kind == "fsdp"] * 2, out
+    assert [r["sharded"] for r in out] == [kind != "ddp"] * 2, out
 
 
-def test_fsdp_checkpoint_resumes_resharded_2_3_1(run_ranks, tmp_path):
+@pytest.mark.parametrize("kind", WRAPPINGS)
+def test_fsdp_checkpoint_resumes_resharded_2_3_1(run_ranks, tmp_path, kind):
     # Saved sharded on 2 ranks, resumed on 3 then on 1: the model, Adam's
     # state and the position are those of the checkpoint (the loss on fixed
     # data continues where it stopped), and training goes on lowering it.
     env = {"POLLUX_CHECKPOINT_DIR": str(tmp_path / "ckpt-resize")}
     prev = None
     for i, (n, steps) in enumerate([(2, 5), (3, 4), (1, 3)]):
-        out = run_ranks(n, "resize", "fsdp", steps, env=dict(env, SLURM_RESTART_COUNT=str(i)))
+        out = run_ranks(n, "resize", kind, steps, env=dict(env, SLURM_RESTART_COUNT=str(i)))
         if old_torch(out):
             return
         o = out[0]
@@ -92,12 +125,13 @@ def test_fsdp_checkpoint_resumes_resharded_2_3_1(run_ranks, tmp_path):
         prev = o
 
 
-def test_fsdp_loss_goes_down_across_resizes(run_ranks, tmp_path):
+@pytest.mark.parametrize("kind", WRAPPINGS)
+def test_fsdp_loss_goes_down_across_resizes(run_ranks, tmp_path, kind):
     # (Kept apart from the resize test so that a failure names what broke.)
     env = {"POLLUX_CHECKPOINT_DIR": str(tmp_path / "ckpt-loss")}
     losses = []
     for i, n in enumerate([2, 1]):
-        out = run_ranks(n, "resize", "fsdp", 6, env=dict(env, SLURM_RESTART_COUNT=str(i)))
+        out = run_ranks(n, "resize", kind, 6, env=dict(env, SLURM_RESTART_COUNT=str(i)))
         if old_torch(out):
             return
         losses.append((out[0]["start_loss"], out[0]["end_loss"]))
@@ -105,34 +139,49 @@ def test_fsdp_loss_goes_down_across_resizes(run_ranks, tmp_path):
     assert losses[1][1] < losses[0][0], losses
 
 
-@pytest.mark.parametrize("first,then", [("ddp", "fsdp"), ("fsdp", "ddp")])
+@pytest.mark.parametrize("first,then", [("ddp", "fsdp"), ("fsdp", "ddp"), ("ddp", "fsdp2"), ("fsdp2", "ddp"),
+                                        ("fsdp", "fsdp2"), ("fsdp2", "fsdp")])
 def test_a_checkpoint_of_another_wrapping_is_refused(run_ranks, tmp_path, first, then):
     env = {"POLLUX_CHECKPOINT_DIR": str(tmp_path / f"ckpt-{first}")}
     saved = run_ranks(2, "resize", first, 2, env=dict(env, SLURM_RESTART_COUNT="0"))
     if old_torch(saved):
         return
     out = run_ranks(2, "resize", then, 2, env=dict(env, SLURM_RESTART_COUNT="1"))
-    want = {"ddp": "ElasticDataParallel (DDP", "fsdp": "ElasticFSDP (FSDP"}
+    want = {"ddp": "ElasticDataParallel (DDP", "fsdp": "ElasticFSDP (FSDP:",
+            "fsdp2": "ElasticFSDP over fully_shard (FSDP2"}
     for o in out:
         assert "error" in o, o
         assert f"the checkpoint is of a model wrapped with {want[first]}" in o["error"], o
         assert f"this run wraps it with {want[then]}" in o["error"], o
 
 
-def test_fsdp_bad_input_gets_a_clear_exception(run_ranks):
-    got = run_ranks(1, "bad_input")
+@pytest.mark.parametrize("kind", WRAPPINGS)
+def test_fsdp_bad_input_gets_a_clear_exception(run_ranks, kind):
+    got = run_ranks(1, "bad_input", kind)
     if old_torch(got):
         return
     got = got[0]
     want = {
-        "plain": "ValueError: ElasticFSDP takes a model wrapped with torch.distributed.fsdp.FullyShardedDataParallel",
+        "plain": "ValueError: ElasticFSDP takes a model wrapped with torch.distributed.fsdp.FullyShardedDataParallel "
+                 "or sharded with fully_shard",
         "optimizer-before-wrapping": "ValueError: the optimizer holds none of the FSDP model's parameters: make it "
-                                     "after wrapping",
-        "ddp-inside": "ValueError: the model is wrapped with DistributedDataParallel",
-        "fully_shard": "ValueError: the model is sharded with fully_shard (FSDP2); pollux.torch supports FSDP through "
-                       "the FullyShardedDataParallel wrapper only",
-        "fsdp-to-elastic-ddp": "ValueError: the model is wrapped with FSDP (FullyShardedDataParallel: give it to "
-                               "pollux.torch.ElasticFSDP instead",
+                                     "after sharding",
     }
+    if kind == "fsdp":
+        want.update({
+            "ddp-inside": "ValueError: the model is wrapped with DistributedDataParallel",
+            "fsdp-to-elastic-ddp": "ValueError: the model is wrapped with FSDP (FullyShardedDataParallel: give it to "
+                                   "pollux.torch.ElasticFSDP instead",
+        })
+    else:
+        want.update({
+            "root-unsharded": "ValueError: ElasticFSDP takes a model sharded with fully_shard at its root",
+            "hsdp": "ValueError: parameter 0.weight is a DTensor on a 2-D device mesh (HSDP",
+            "reduce-dtype": "ValueError: fully_shard's MixedPrecisionPolicy with reduce_dtype torch.float32 and "
+                            "param_dtype torch.bfloat16",
+            "fsdp-to-elastic-ddp": "ValueError: the model is wrapped with FSDP2 (fully_shard: give it to "
+                                   "pollux.torch.ElasticFSDP instead, torch >= 2.6)",
+        })
+    assert set(got) == set(want), got
     for case, message in want.items():
         assert got[case] is not None and got[case].startswith(message), (case, got[case])

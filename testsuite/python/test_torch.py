@@ -311,6 +311,12 @@ def test_a_wrong_gradient_dtype_is_a_clear_error():
      "pt.ElasticDataParallel(torch.nn.Sequential(FullyShardedDataParallel(m)), o)",
      "the model is wrapped with FSDP (FullyShardedDataParallel: give it to pollux.torch.ElasticFSDP"),
     ("pt.init_process_group(); l = pt.ElasticDataLoader(list(range(10)), batch_size=2)\n"
+     "class FSDPModule(torch.nn.Module):\n"
+     "    def __init__(self, m): super().__init__(); self.m = m\n"
+     "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1)\n"
+     "pt.ElasticDataParallel(FSDPModule(m), o)",
+     "the model is wrapped with FSDP2 (fully_shard: give it to pollux.torch.ElasticFSDP instead, torch >= 2.6)"),
+    ("pt.init_process_group(); l = pt.ElasticDataLoader(list(range(10)), batch_size=2)\n"
      "class DeepSpeedEngine(torch.nn.Module):\n"
      "    def __init__(self, m): super().__init__(); self.m = m\n"
      "m = torch.nn.Linear(1, 1); o = torch.optim.SGD(m.parameters(), lr=1)\n"
@@ -318,7 +324,7 @@ def test_a_wrong_gradient_dtype_is_a_clear_error():
 ], ids=["api-before-init", "agent-before-init", "agent-too-early", "iterating-without-model", "step-outside-a-step",
         "step-before-backward", "register-bad-object", "workers-over-an-iterable-dataset",
         "persistent-workers-without-workers", "negative-workers", "a-sampler", "progress-scheduler-unit",
-        "ddp-wrapped", "fsdp-wrapped", "deepspeed-wrapped"])
+        "ddp-wrapped", "fsdp-wrapped", "fsdp2-wrapped", "deepspeed-wrapped"])
 def test_bad_use_gets_a_clear_exception(code, message):
     r = python("import torch, pollux.torch as pt\n"
                "try:\n" + "".join("    " + line + "\n" for line in code.split("\n")) +

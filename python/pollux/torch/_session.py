@@ -110,7 +110,7 @@ class Session:
         self.phase = _agent.TwoStep.OFF
         self.norms = None          # parallel._Norms, once the model is attached
         self.ddp_group = None      # the DDP model's process group (the hook all-reduces over it)
-        self.wrapping = "ddp"      # or "fsdp" (fsdp.ElasticFSDP): what the checkpoint holds
+        self.wrapping = "ddp"      # or "fsdp", "fsdp2" (fsdp.ElasticFSDP: FSDP1, fully_shard): what the checkpoint holds
         self.fsdp_group = None     # the FSDP model's process group (fsdp._hook reduce-scatters over it)
         self.fsdp_callback_queued = False
         self.fsdp_backward_done = None
@@ -139,7 +139,7 @@ class Session:
         self.agent.on_checkpoint(self.save)
         self.agent.on_restore(self.load)
         self.agent.on_requeue(self.before_requeue)
-        if self.wrapping == "fsdp":
+        if self.wrapping in ("fsdp", "fsdp2"):
             self.agent.set_sharded(True)  # ElasticFSDP came first: its model's form
         self.loader = loader
 
@@ -175,7 +175,7 @@ class Session:
 
     # --- checkpoints (the agent calls these) ----------------------------------
     def save(self, path, rank, replicas, step):
-        fsdp = self.wrapping == "fsdp"
+        fsdp = self.wrapping in ("fsdp", "fsdp2")
         if fsdp:  # every rank writes its shards (collective), nothing is gathered
             from . import fsdp as _fsdp
             _fsdp.save(self, path)
@@ -205,11 +205,12 @@ class Session:
         saved = state.get("wrapping", "ddp")
         if saved != self.wrapping:
             names = {"ddp": "ElasticDataParallel (DDP: the whole model on rank 0)",
-                     "fsdp": "ElasticFSDP (FSDP: sharded, torch.distributed.checkpoint)"}
+                     "fsdp": "ElasticFSDP (FSDP: FullyShardedDataParallel, sharded, torch.distributed.checkpoint)",
+                     "fsdp2": "ElasticFSDP over fully_shard (FSDP2: sharded, torch.distributed.checkpoint)"}
             raise PolluxError(f"{path}: the checkpoint is of a model wrapped with {names.get(saved, saved)}, and this "
                               f"run wraps it with {names[self.wrapping]}: a checkpoint resumes with the wrapping "
                               f"that wrote it (move the job's checkpoint directory away to start afresh)")
-        if self.wrapping == "fsdp":
+        if self.wrapping in ("fsdp", "fsdp2"):
             from . import fsdp as _fsdp
             _fsdp.load(self, path)
         else:

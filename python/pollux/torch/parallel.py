@@ -237,7 +237,7 @@ def _hook(session, bucket):
 _OTHER_PARALLELISMS = {
     "DistributedDataParallel": "DistributedDataParallel (give the plain model: pollux.torch wraps it in DDP itself)",
     "FullyShardedDataParallel": "FSDP (FullyShardedDataParallel: give it to pollux.torch.ElasticFSDP instead, torch >= 2.2)",
-    "FSDPModule": "FSDP2 (fully_shard, not supported: FSDP through FullyShardedDataParallel and ElasticFSDP is)",
+    "FSDPModule": "FSDP2 (fully_shard: give it to pollux.torch.ElasticFSDP instead, torch >= 2.6)",
     "DeepSpeedEngine": "DeepSpeed",
     "PipelineModule": "pipeline parallelism (DeepSpeed PipelineModule)",
     "Pipe": "pipeline parallelism (torch Pipe)",
@@ -255,15 +255,15 @@ def _refuse_other_parallelism(module):
             if what:
                 raise ValueError(
                     f"the model is wrapped with {what}; ElasticDataParallel takes a plain torch.nn.Module "
-                    f"(on torch {torch.__version__}); pollux.torch supports data parallelism and FSDP's "
-                    f"FullyShardedDataParallel (ElasticFSDP): tensor and pipeline parallel models are not "
-                    f"supported (doc/pytorch.md, Limits)")
+                    f"(on torch {torch.__version__}); pollux.torch supports data parallelism and FSDP "
+                    f"(ElasticFSDP: FullyShardedDataParallel or fully_shard): tensor and pipeline parallel "
+                    f"models are not supported (doc/pytorch.md, Limits)")
     for name, p in module.named_parameters():
         if type(p).__name__ == "DTensor" or type(getattr(p, "data", None)).__name__ == "DTensor":
             raise ValueError(
                 f"parameter {name} is a DTensor (tensor parallelism or FSDP2); pollux.torch supports data "
-                f"parallelism and FSDP's FullyShardedDataParallel (ElasticFSDP) only: tensor and pipeline "
-                f"parallel models are not supported (doc/pytorch.md, Limits)")
+                f"parallelism and FSDP (ElasticFSDP: FullyShardedDataParallel, or fully_shard over a 1-D mesh) "
+                f"only: tensor and pipeline parallel models are not supported (doc/pytorch.md, Limits)")
 
 
 class ElasticDataParallel(DistributedDataParallel):
