@@ -64,10 +64,11 @@ def test_fsdp_statistics_equal_ddps(run_ranks, kind):
 def test_fsdp2_one_rank_estimate_equals_fsdps(run_ranks):
     # One rank: the two-step estimate of one replica (the averaged gradient
     # kept from one step and compared with the next's), from fully_shard's
-    # sharded gradients as from the wrapper's: the same norms and estimate.
-    # (Against DDP's the local norms are equal, but the estimate is not:
-    # on torch 2.6 DDP's differed from both FSDPs' from step 3 on, e.g.
-    # [0.0, 20.31] against [9.09, 11.12]; not examined yet.)
+    # sharded gradients as from the wrapper's and from DDP's buckets: the
+    # same norms and estimate. (DDP's first pair straddles its rebuild of
+    # the buckets: before parallel._pair laid the kept gradients out as the
+    # compared bucket's, DDP's estimate differed from step 3 on, e.g.
+    # [0.0, 20.31] against [9.09, 11.12].)
     fsdp2 = run_ranks(1, "stats", "fsdp2", 8)
     if old_torch(fsdp2):
         return
@@ -78,10 +79,11 @@ def test_fsdp2_one_rank_estimate_equals_fsdps(run_ranks):
     for f, d in zip(rows2, rows0):
         assert abs(f["local"] - d["local"]) <= 1e-5 * d["local"], (f, d)
     assert all(r["stats"] is None for r in rows2[:2]) and all(r["stats"] is not None for r in rows2[2:])
-    for f2, f1 in zip(rows2, rows1):
+    for f2, f1, d in zip(rows2, rows1, rows0):
         if f1["stats"] is not None:
-            for a, b in zip(f2["stats"], f1["stats"]):
+            for a, b, c in zip(f2["stats"], f1["stats"], d["stats"]):
                 assert abs(a - b) <= 1e-4 * abs(b) + 1e-9, (f2, f1)
+                assert abs(c - b) <= 1e-4 * abs(b) + 1e-9, (d, f1)
 
 
 @pytest.mark.parametrize("kind,order", [("ddp", "loader-first"), ("fsdp", "loader-first"), ("fsdp", "model-first"),

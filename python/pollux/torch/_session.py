@@ -117,6 +117,7 @@ class Session:
         self.compared = 0
         self.buckets = 0
         self.kept = {}
+        self.kept_layout = {}      # bucket index -> what its kept gradients are (parallel._pair; DDP only)
         self.keep_buffers = {}     # bucket index -> the buffer kept[] copies into (parallel._keep)
         self.clock = _timing.clock(env.device)
         self.norm_copy = _timing.Norms(env.device)
@@ -348,7 +349,7 @@ class Session:
         self.record.verify_skip = skipped and not self.scaler_skipped
         previous = self._previous()
         if self.phase != _agent.TwoStep.KEEP:
-            self.kept = {}
+            self.kept, self.kept_layout = {}, {}
         self.agent.synchronized_late(previous, skipped)
 
     def _finish(self):

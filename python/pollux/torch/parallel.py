@@ -180,16 +180,52 @@ class _Norms:
 _KEEP, _COMPARE = _agent.TwoStep.KEEP, _agent.TwoStep.COMPARE
 
 
-def _pair(s, index, t, cells):
-    """One replica's two-step estimate: keep the averaged bucket, or compare with the kept one."""
+def _pair(s, index, t, cells, bucket=None):
+    """One replica's two-step estimate: keep the averaged bucket, or compare
+    with the kept one. `bucket`: DDP's GradBucket, whose parameters say
+    what its buffer holds. DDP rebuilds its buckets after a run's first
+    step (in the order the gradients came), so the bucket of an index kept
+    before the rebuild may hold other parameters than the one compared
+    after it, even at the same size: the kept gradients are then laid out
+    as the compared bucket's, parameter by parameter, before the product."""
     phase = s.phase
     if phase == _KEEP:
         s.kept[index] = _keep(s, index, t)
+        if bucket is not None:
+            s.kept_layout[index] = _layout(bucket)
     elif phase == _COMPARE:
         kept = s.kept.get(index)
+        if bucket is not None:
+            layout = _layout(bucket)
+            if layout != s.kept_layout.get(index):
+                kept = _realigned(s, layout)
         if kept is not None and kept.shape == t.shape:
             s.norms.dot(kept, t, cells, index)
             s.compared += 1
+
+
+def _layout(bucket):
+    """(parameter identity, size) of each gradient in a DDP bucket's flat buffer, in its order."""
+    return [(id(p), p.numel()) for p in bucket.parameters()]
+
+
+def _realigned(s, layout):
+    """The kept gradients of `layout`'s parameters, in its order (from
+    whichever kept buckets hold them), or None when one was not kept."""
+    where = {}
+    for index, kept_layout in s.kept_layout.items():
+        offset = 0
+        for pid, n in kept_layout:
+            where[pid] = (index, offset, n)
+            offset += n
+    parts = []
+    for pid, n in layout:
+        at = where.get(pid)
+        if at is None or at[2] != n or at[0] not in s.kept:
+            return None
+        index, offset, _ = at
+        parts.append(s.kept[index][offset:offset + n])
+    return torch.cat(parts) if parts else None
 
 
 def _hook(session, bucket):
@@ -214,7 +250,7 @@ def _hook(session, bucket):
         # no future callback on the communicator's thread and no hand-over
         # of the GIL to it: 0.45 ms less per step of the host-bound proxy's
         # 28 buckets on the CPU (doc/benchmarks.md).
-        _pair(s, index, buf, cells)
+        _pair(s, index, buf, cells, bucket)
         done = torch.futures.Future()
         done.set_result(buf)
         return done
@@ -223,7 +259,7 @@ def _hook(session, bucket):
         t = f.value()[0]
         t.div_(world)
         norms.norm(t, cells, 1, index)
-        _pair(s, index, t, cells)
+        _pair(s, index, t, cells, bucket)
         return t
 
     # The DDP model's process group, called directly (dist.all_reduce's
