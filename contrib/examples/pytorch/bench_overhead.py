@@ -4,7 +4,7 @@ PyTorch training step, and the agent's fitted step-time model against the
 measured step times (doc/benchmarks.md, "PyTorch: hook and agent overhead").
 
     bench_overhead.py [--ranks 1] [--steps 8] [--rounds 12] [--batch 32] [--width 2048]
-                      [--model-steps 6] [--cycles 3] [--fsdp]
+                      [--model-steps 6] [--cycles 3] [--fsdp | --fully-shard]
 
 Starts --ranks local processes (one CPU thread each; gloo on CPU, NCCL on
 a GPU, or --backend: two ranks on one GPU need gloo, NCCL refuses them).
@@ -27,7 +27,10 @@ consecutive steps.
 FullyShardedDataParallel, one unit per Linear, torch >= 2.2): plain FSDP
 against pollux.torch's ElasticFSDP (whose communication hook does the
 reduce-scatter and takes the shards' norms), the optimizer made after the
-wrapping in both.
+wrapping in both. --fully-shard: the same with fully_shard (FSDP2, torch
+>= 2.6): each Linear, then the whole MLP (on the CPU with
+reshard_after_forward=False in the plain loop too, as ElasticFSDP keeps
+it there: torch 2.6's FSDP2 fails otherwise on the CPU).
 
 --host-bound: instead, a step that is all host overhead (the case of a
 GPU step that the host's Python and launches bound): 40 Linear(128, 128)
@@ -93,7 +96,26 @@ def worker(args):
     per_rank = args.batch
     clock = time.perf_counter
     params = sum(p.numel() for p in mlp().parameters())
-    if args.fsdp:
+    if args.fully_shard:
+        # fully_shard as a script would have it: each Linear, then the
+        # root, the optimizer made after the sharding; the same under
+        # ElasticFSDP (doc/pytorch.md's fully_shard port).
+        from torch.distributed.fsdp import fully_shard
+
+        def sharded():
+            m = mlp().to(dev)
+            opts = {} if cuda else {"reshard_after_forward": False}
+            for layer in m:
+                if isinstance(layer, nn.Linear):
+                    fully_shard(layer, **opts)
+            return fully_shard(m, **opts)
+
+        model = sharded()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        model = pollux.ElasticFSDP(model, opt)  # (first: on the CPU it gives torch 2.6's CPU streams what FSDP2 calls)
+        plain = sharded()
+        plain_opt = torch.optim.SGD(plain.parameters(), lr=0.01)
+    elif args.fsdp:
         # FSDP as a script would have it: one unit per Linear (the
         # auto-wrap policy), the optimizer made after the wrapping; the
         # same under ElasticFSDP (doc/pytorch.md's FSDP port).
@@ -158,7 +180,8 @@ def worker(args):
         return times
 
     out = {"ranks": env.world_size, "params": params, "batch_per_rank": per_rank, "backend": env.backend,
-           "wrapping": "FSDP (a unit per Linear)" if args.fsdp else "DDP",
+           "wrapping": ("fully_shard (each Linear, then the root)" if args.fully_shard else
+                        "FSDP (a unit per Linear)" if args.fsdp else "DDP"),
            "device": torch.cuda.get_device_name(dev) if cuda else "cpu", "torch": torch.__version__,
            "threads": torch.get_num_threads()}
     agent.set_batch_config(per_rank, 0)  # the same batch as the plain step
@@ -425,6 +448,9 @@ def main():
                    help="then profile this many steps of each with cProfile (rank 0 prints)")
     p.add_argument("--fsdp", action="store_true",
                    help="FSDP (a unit per Linear) under ElasticFSDP against plain FSDP, instead of DDP (torch >= 2.2)")
+    p.add_argument("--fully-shard", action="store_true",
+                   help="fully_shard (FSDP2: each Linear, then the root) under ElasticFSDP against plain fully_shard, "
+                        "instead of DDP (torch >= 2.6)")
     p.add_argument("--host-bound", action="store_true",
                    help="the host-overhead proxy instead: 40 small layers, 26 buckets, 4 examples a step")
     p.add_argument("--bucket-kb", type=int, default=64, help="DDP bucket size of --host-bound (KiB)")
