@@ -11,7 +11,7 @@
 # files of every rank), the loss going on from where it stopped.
 #
 # Needs torch >= 2.2 (FSDP with torch.distributed.checkpoint): the 24.11
-# matrix's Debian 13 (2.6, slurm-24.11.cluster). On an older torch
+# matrix's Debian 13 (2.6, slurm-24.11.torch). On an older torch
 # (Debian 12's 1.13) it checks instead, in seconds and without a cluster,
 # that ElasticFSDP refuses it with an error naming the torch needed: what a
 # user of that torch gets (and no skip, so CI's POLLUX_TESTS_NO_SKIP=1 run

@@ -12,7 +12,10 @@
 # the node the job ran on, which its SystemComment kept (from=), not the
 # grow's nodes (issue 34).
 source "$(dirname "$0")/lib.sh"
-start_cluster "" --nodes 2 --gpus 1 --slurmd-timeout 5
+# SlurmdTimeout 15: at 5 a loaded machine's slurmd (a fresh-clone run at
+# a load average of 26) missed slurmctld's pings long enough that n1 went
+# DOWN and the job was requeued before the test's first fault.
+start_cluster "" --nodes 2 --gpus 1 --slurmd-timeout 15
 mkdir -p "$CLUSTER_DIR/jobs"
 # The processes of job $1 on node $2 of this cluster (slurmstepd names the
 # three in their environment: other tests' clusters have a job 1 on an n1
