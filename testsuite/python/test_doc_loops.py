@@ -116,16 +116,16 @@ def test_ported_script(tmp_path, optimizer):
         assert "adascale" in log, log
 
 
-def test_fsdp_port(tmp_path):
-    # "Sharded models: FSDP": the FSDP port's after side, as one process
-    # (FSDP runs NO_SHARD there; test_fsdp.py runs 2 and 3 ranks). On a
-    # torch without FSDP support (Debian 12's 1.13 cannot import
-    # torch.distributed.fsdp) ElasticFSDP's clear error instead.
-    script = ported_script(1)
-    assert "pollux.ElasticFSDP(model, optimizer, schedule)" in script and "FSDP(Net()" in script
+def check_fsdp_port(tmp_path, which, marker, min_torch):
+    """The FSDP port number `which` of "Sharded models: FSDP", its after
+    side as one process (FSDP runs NO_SHARD there; test_fsdp.py runs 2
+    and 3 ranks); on a torch older than `min_torch` ElasticFSDP's clear
+    error instead (Debian 12's 1.13 cannot import torch.distributed.fsdp)."""
+    script = ported_script(which)
+    assert "pollux.ElasticFSDP(model, optimizer, schedule)" in script and marker in script
     version = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"], env=clean_env(),
                              stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
-    if tuple(int(v) for v in version.split("+")[0].split(".")[:2]) < (2, 2):
+    if tuple(int(v) for v in version.split("+")[0].split(".")[:2]) < min_torch:
         code = ("import pollux.torch as pollux\nimport torch\npollux.init_process_group()\n"
                 "m = torch.nn.Linear(1, 1)\ntry:\n    pollux.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=1))\n"
                 "except pollux.PolluxError as e:\n    print('RESULT', __import__('json').dumps(str(e)))\n")
@@ -136,27 +136,17 @@ def test_fsdp_port(tmp_path):
     assert r["progress"] >= 30 * 512 / 32 * 0.99, log
     assert r["loss"] < 0.6 * r["untrained_loss"], log
     assert "adascale" in log, log
+
+
+def test_fsdp_port(tmp_path):
+    # The wrapper's port (FullyShardedDataParallel, torch >= 2.2).
+    check_fsdp_port(tmp_path, 1, "FSDP(Net()", (2, 2))
 
 
 def test_fsdp2_port(tmp_path):
-    # The same with fully_shard (FSDP2, torch >= 2.6): the port's after side
-    # as one process; on an older torch ElasticFSDP's clear error instead
-    # (1.13: the torch FSDP needs at all, 2.2-2.5: fully_shard's).
-    script = ported_script(2)
-    assert "pollux.ElasticFSDP(model, optimizer, schedule)" in script and "fully_shard(model)" in script
-    version = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"], env=clean_env(),
-                             stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
-    if tuple(int(v) for v in version.split("+")[0].split(".")[:2]) < (2, 6):
-        code = ("import pollux.torch as pollux\nimport torch\npollux.init_process_group()\n"
-                "m = torch.nn.Linear(1, 1)\ntry:\n    pollux.ElasticFSDP(m, torch.optim.SGD(m.parameters(), lr=1))\n"
-                "except pollux.PolluxError as e:\n    print('RESULT', __import__('json').dumps(str(e)))\n")
-        err, log = run(code, tmp_path)
-        assert "needs torch >= 2.2" in err and version in err, log
-        return
-    r, log = run(with_given(script), tmp_path)
-    assert r["progress"] >= 30 * 512 / 32 * 0.99, log
-    assert r["loss"] < 0.6 * r["untrained_loss"], log
-    assert "adascale" in log, log
+    # The same with fully_shard (FSDP2, torch >= 2.6; on 1.13 the error
+    # naming the torch FSDP needs at all).
+    check_fsdp_port(tmp_path, 2, "fully_shard(model)", (2, 6))
 
 
 def test_fp16_loop(tmp_path):
