@@ -147,11 +147,13 @@ def _fsdp2_module(fsdp):
     return fsdp
 
 
-def _refuse_other_inside(module, fsdp_name):
+def _refuse_other_inside(module, fsdp_name, own):
+    """ValueError for a wrapper of another parallelism inside the FSDP
+    model; `own`: the class names of the FSDP that wraps it."""
     for sub in module.modules():
         for cls in type(sub).__mro__:
             what = _OTHER_PARALLELISMS.get(cls.__name__)
-            if what and cls.__name__ not in ("FullyShardedDataParallel", "FSDPModule"):
+            if what and cls.__name__ not in own:
                 raise ValueError(f"the model is wrapped with {what} inside {fsdp_name}; pollux.torch supports data "
                                  f"parallelism (ElasticDataParallel) and FSDP (ElasticFSDP: FullyShardedDataParallel "
                                  f"or fully_shard) only: tensor and pipeline parallel models are not supported")
@@ -185,7 +187,7 @@ def _refuse_unsupported_fsdp2(module, fsdp):
     if any(isinstance(sub, fsdp.FullyShardedDataParallel) for sub in module.modules()):
         raise ValueError("the model mixes FSDP's FullyShardedDataParallel wrapper and fully_shard (FSDP2): "
                          "ElasticFSDP takes one of them")
-    _refuse_other_inside(module, "fully_shard (FSDP2)")
+    _refuse_other_inside(module, "fully_shard (FSDP2)", ("FullyShardedDataParallel", "FSDPModule"))
     groups = []
     for sub in module.modules():
         if not isinstance(sub, fsdp.FSDPModule):
@@ -228,13 +230,7 @@ def _refuse_unsupported(module, fsdp):
         raise ValueError(f"ElasticFSDP takes a model wrapped with torch.distributed.fsdp.FullyShardedDataParallel "
                          f"or sharded with fully_shard (then an optimizer over its parameters), not a "
                          f"{type(module).__name__}: a plain model goes to ElasticDataParallel")
-    for sub in module.modules():
-        for cls in type(sub).__mro__:
-            what = _OTHER_PARALLELISMS.get(cls.__name__)
-            if what and cls.__name__ != "FullyShardedDataParallel":
-                raise ValueError(f"the model is wrapped with {what} inside FSDP; pollux.torch supports data "
-                                 f"parallelism (ElasticDataParallel) and FSDP's FullyShardedDataParallel "
-                                 f"(ElasticFSDP) only: tensor and pipeline parallel models are not supported")
+    _refuse_other_inside(module, "FSDP", ("FullyShardedDataParallel",))
     for name, p in module.named_parameters():
         if type(p).__name__ == "DTensor" or type(getattr(p, "data", None)).__name__ == "DTensor":
             raise ValueError(f"parameter {name} is a DTensor (tensor parallelism or FSDP2); pollux.torch supports "
