@@ -47,13 +47,30 @@ start_cluster() {
   trap cleanup EXIT
   export SLURM_CONF=$CLUSTER_DIR/etc/slurm.conf
   export POLLUX_TEST_SPOOL=$CLUSTER_DIR/spool/pollux
+  start_watchdog
   note "starting a cluster in $CLUSTER_DIR"
   cluster --port auto --plugins "$POLLUX_BUILD/plugin" \
     --sched-params "pollux_interval=3,pollux_restart_penalty=5,pollux_checkpoint_timeout=60${params:+,$params}" "$@" start
 }
 
+# CTest kills a test past its TIMEOUT outright: no EXIT trap ran, the
+# cluster's daemons and jobs ran on and took CPU from the tests after it
+# (CI's two timed-out e2e.pytorch, 2026-11-30), and the report said
+# nothing of where it waited. With POLLUX_TEST_TIMEOUT (the CTest files
+# give the test's TIMEOUT) the test fails 20 s before that instead, through
+# fail(): the report and the cluster's stop below run.
+watchdog_pid=
+start_watchdog() {
+  [[ -n ${POLLUX_TEST_TIMEOUT:-} && -z $watchdog_pid ]] || return 0
+  trap 'fail "still running $((SECONDS))s after it started, near CTest'"'"'s TIMEOUT of ${POLLUX_TEST_TIMEOUT}s: stopped"' TERM
+  # (Its output not CTest's pipe, which CTest reads until every holder ends.)
+  (sleep "$((POLLUX_TEST_TIMEOUT - 20 - SECONDS))" && kill -TERM "$$") >/dev/null 2>&1 &
+  watchdog_pid=$!
+}
+
 cleanup() {
   local rc=$?
+  [[ -z $watchdog_pid ]] || kill "$watchdog_pid" 2>/dev/null || true
   [[ -n $CLUSTER_DIR ]] || return
   if ((rc != 0)); then
     [[ -z $stopped_at ]] || $failed_check || echo "FAILED: $test_name: a command failed outside the checks, at $stopped_at" >&2
