@@ -22,10 +22,11 @@ command -v expect >/dev/null || skip "expect not installed (Debian package expec
 # POLLUX_CONFORMANCE_SELECTION=FILE runs another selection (same format).
 mapfile -t selection < <(sed 's/#.*//; s/[[:space:]]*$//; /^$/d' "${POLLUX_CONFORMANCE_SELECTION:-$conformance/selection}")
 schedulers=(backfill pollux)
-top=
+top= suites=()  # (suites: run_both's, below)
 stop_all() {
   local rc=$? s
   [[ -n $top ]] || exit "$rc"
+  for s in "${suites[@]}"; do pkill -KILL -s "$s" 2>/dev/null || true; done
   for s in "${schedulers[@]}"; do
     [[ -d $top/$s ]] || continue
     if ((rc != 0)) && [[ -f $top/$s/log/slurmctld.log ]]; then
@@ -35,11 +36,13 @@ stop_all() {
     fi
     "$cluster_tool" --dir "$top/$s" stop || { echo "FAILED: $test_name: the $s cluster could not be stopped" >&2; rc=1; }
   done
+  [[ -z $watchdog_pid ]] || kill "$watchdog_pid" 2>/dev/null || true
   if ((rc == 0)) && [[ -z ${POLLUX_TEST_KEEP:-} ]]; then rm -rf "$top"; else echo "(kept $top: logs in */log, the tests' in work-*/)"; fi
   exit "$rc"
 }
 top=$(mktemp -d /tmp/pollux-conformance-XXXXXX)
 trap stop_all EXIT
+start_watchdog  # (lib.sh: its two clusters stopped by stop_all before CTest's TIMEOUT)
 
 # The same cluster twice (4 nodes x 4 GPUs, 4 CPUs each), on free ports;
 # sched/pollux with its documented defaults.
@@ -50,15 +53,21 @@ done
 
 # run_both ROUND TESTS...: the tests on both clusters at once; results in
 # $top/ROUND.SCHEDULER (test status lines, run-slurm-suite's format).
+# Each suite in a session of its own (setsid without a fork: the pid is the
+# session's id), which stop_all ends whole when the test stops early (the
+# watchdog, a failed check): its tests' `timeout` groups included, which
+# would otherwise run on, holding CTest's output.
 run_both() {
-  local round=$1 s pids=()
+  local round=$1 s
   shift
+  suites=()
   for s in "${schedulers[@]}"; do
-    SLURM_CONF=$top/$s/etc/slurm.conf "$conformance/run-slurm-suite" "$slurm_src/testsuite" \
+    SLURM_CONF=$top/$s/etc/slurm.conf setsid "$conformance/run-slurm-suite" "$slurm_src/testsuite" \
       "$top/work-$s/$round" "$@" > "$top/$round.$s" &
-    pids+=($!)
+    suites+=($!)
   done
-  for s in "${pids[@]}"; do wait "$s" || fail "run-slurm-suite failed (round $round)"; done
+  for s in "${suites[@]}"; do wait "$s" || fail "run-slurm-suite failed (round $round)"; done
+  suites=()
 }
 
 # status_in FILE TEST: the test's status in a results file ("missing" if absent)
